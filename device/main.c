@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ringnicd [--name NAME] [--runtime-dir DIR] [--foreground] [--debug]
+ *
+ * Publishes the device, then runs one loop that serves control requests and
+ * executes work.  The loop polls while there is work and for a short while
+ * after; then it announces that it sleeps and blocks in epoll until a client
+ * rings (eventfd), a control message arrives or a retry timer expires.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ringnicd.h"
+
+/*
+ * How long the loop keeps polling after the last piece of work.  Short:
+ * on a small machine the applications poll too, and a device that yields
+ * its core and sleeps soon answers faster than one that competes for it.
+ */
+#define RN_IDLE_POLL_NS 10000ull
+/* Busy passes between two looks at the control sockets. */
+#define RN_CONTROL_EVERY 64
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ringnicd [--name NAME] [--runtime-dir DIR] [--foreground] [--debug]\n"
+		"  --name NAME        device name (default ringnic0)\n"
+		"  --runtime-dir DIR  where the device is published (default: $RINGNIC_RUNTIME_DIR,\n"
+		"                     else /run/ringnic for root, $XDG_RUNTIME_DIR/ringnic or\n"
+		"                     /tmp/ringnic-UID otherwise)\n"
+		"  --foreground       stay in the foreground and log to stderr\n"
+		"  --debug            log debug messages\n");
+}
+
+/* The runtime dir, absolute: the option, or the default ringnic-run uses. */
+static int set_runtime_dir(struct rn_device *dev, const char *opt)
+{
+	const char *env = getenv("RINGNIC_RUNTIME_DIR");
+	char path[PATH_MAX], cwd[PATH_MAX];
+	int n;
+
+	if (opt)
+		n = snprintf(path, sizeof(path), "%s", opt);
+	else if (env && *env)
+		n = snprintf(path, sizeof(path), "%s", env);
+	else if (!getuid())
+		n = snprintf(path, sizeof(path), "/run/ringnic");
+	else if ((env = getenv("XDG_RUNTIME_DIR")) && *env)
+		n = snprintf(path, sizeof(path), "%s/ringnic", env);
+	else
+		n = snprintf(path, sizeof(path), "/tmp/ringnic-%u",
+			     (unsigned)getuid());
+	if (n < 0 || n >= (int)sizeof(path))
+		return ENAMETOOLONG;
+	if (path[0] == '/')
+		n = snprintf(dev->runtime_dir, sizeof(dev->runtime_dir), "%s", path);
+	else if (getcwd(cwd, sizeof(cwd)))
+		n = snprintf(dev->runtime_dir, sizeof(dev->runtime_dir), "%s/%s",
+			     cwd, path);
+	else
+		return errno;
+	return n < 0 || n >= (int)sizeof(dev->runtime_dir) ? ENAMETOOLONG : 0;
+}
+
+static bool valid_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > RN_NAME_MAX)
+		return false;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+}
+
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h;
+}
+
+static void device_identity(struct rn_device *dev)
+{
+	char host[256] = "";
+	uint64_t h;
+
+	gethostname(host, sizeof(host) - 1);
+	h = fnv1a(0xcbf29ce484222325ull, dev->runtime_dir);
+	snprintf(dev->uverbs_name, sizeof(dev->uverbs_name), "ringnic_%s_%08x",
+		 dev->name, (unsigned)(h ^ h >> 32));
+	h = fnv1a(fnv1a(h, host), dev->name);
+	/* A locally administered EUI-64. */
+	h = (h & ~(0xffull << 56)) | (0x02ull << 56);
+	dev->attr = (struct rn_device_attr){
+		.node_guid = htobe64(h),
+		.sys_image_guid = htobe64(h),
+		.max_mr_size = RN_MAX_MR_SIZE,
+		.page_size_cap = RN_PAGE_SIZE_CAP,
+		.vendor_id = RN_VENDOR_ID,
+		.vendor_part_id = RN_VENDOR_PART_ID,
+		.hw_ver = RN_HW_VERSION,
+		.max_qp = RN_MAX_QP,
+		.max_qp_wr = RN_MAX_QP_WR,
+		.max_sge = RN_MAX_SGE,
+		.max_inline = RN_MAX_INLINE,
+		.max_cq = RN_MAX_CQ,
+		.max_cqe = RN_MAX_CQE,
+		.max_mr = RN_MAX_MR,
+		.max_pd = RN_MAX_PD,
+		.max_qp_rd_atom = RN_MAX_RD_ATOM,
+		.max_qp_init_rd_atom = RN_MAX_RD_ATOM,
+		.max_res_rd_atom = RN_MAX_RD_ATOM * RN_MAX_QP,
+	};
+	snprintf(dev->attr.fw_ver, sizeof(dev->attr.fw_ver), "%s", RN_FW_VERSION);
+}
+
+static int take_lock(struct rn_device *dev)
+{
+	if (snprintf(dev->lock_path, sizeof(dev->lock_path), "%s/%s.lock",
+		     dev->runtime_dir, dev->name) >= (int)sizeof(dev->lock_path))
+		return ENAMETOOLONG;
+	dev->lock_fd = open(dev->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (dev->lock_fd < 0)
+		return errno;
+	if (flock(dev->lock_fd, LOCK_EX | LOCK_NB))
+		return errno == EWOULDBLOCK ? EEXIST : errno;
+	dev->locked = true;
+	return 0;
+}
+
+static int watch_fd(struct rn_device *dev, int fd, struct rn_watch *w,
+		    enum rn_watch_kind kind)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+
+	*w = (struct rn_watch){ kind, dev };
+	return epoll_ctl(dev->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? errno : 0;
+}
+
+static int setup(struct rn_device *dev)
+{
+	sigset_t mask;
+	int ret;
+
+	ret = mkdir(dev->runtime_dir, 0755) && errno != EEXIST ? errno : 0;
+	if (ret) {
+		rn_err("cannot create %s: %s\n", dev->runtime_dir, strerror(ret));
+		return ret;
+	}
+	ret = take_lock(dev);
+	if (ret) {
+		rn_err(ret == EEXIST ? "%s is already running in %s\n" :
+				       "cannot lock %s in %s\n",
+		       dev->name, dev->runtime_dir);
+		return ret;
+	}
+	if (snprintf(dev->sysfs_root, sizeof(dev->sysfs_root), "%s/sys",
+		     dev->runtime_dir) >= (int)sizeof(dev->sysfs_root) ||
+	    snprintf(dev->ctl_path, sizeof(dev->ctl_path), "%s/%s.sock",
+		     dev->runtime_dir, dev->name) >= (int)sizeof(dev->ctl_path)) {
+		rn_err("runtime dir path too long\n");
+		return ENAMETOOLONG;
+	}
+
+	dev->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (dev->epoll_fd < 0)
+		return errno;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	dev->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (dev->signal_fd < 0)
+		return errno;
+	ret = watch_fd(dev, dev->signal_fd, &dev->signal_watch, RN_WATCH_SIGNAL);
+	if (ret)
+		return ret;
+
+	rn_list_init(&dev->clients);
+	rn_list_init(&dev->active);
+	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR);
+	rn_table_init(&dev->qpns, 0, RN_MAX_QP);
+	dev->mr_tags = calloc(RN_MAX_MR, sizeof(*dev->mr_tags));
+	dev->qpn_gens = calloc(RN_MAX_QP, sizeof(*dev->qpn_gens));
+	dev->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);
+	if (!dev->mr_tags || !dev->qpn_gens || !dev->bounce)
+		return ENOMEM;
+
+	ret = rn_control_listen(dev);
+	if (ret) {
+		rn_err("cannot listen on %s: %s\n", dev->ctl_path, strerror(ret));
+		return ret;
+	}
+	/* Without address notifications the GID table is just not refreshed. */
+	if (rn_gid_watch_start(dev) ||
+	    watch_fd(dev, rn_gid_watch_fd(dev), &dev->netlink_watch,
+		     RN_WATCH_NETLINK))
+		rn_warn("no address change notifications: GIDs stay as published\n");
+	return rn_publish(dev);
+}
+
+static void teardown(struct rn_device *dev)
+{
+	struct rn_list *pos, *tmp;
+
+	rn_list_for_each_safe(pos, tmp, &dev->clients)
+		rn_client_destroy(rn_container_of(pos, struct rn_client, link));
+	if (dev->published)
+		rn_unpublish(dev);
+	rn_gid_watch_stop(dev);
+	if (dev->listening)
+		unlink(dev->ctl_path);
+	if (dev->locked) {
+		unlink(dev->lock_path);
+		close(dev->lock_fd);
+		rmdir(dev->runtime_dir);
+	}
+}
+
+static void on_signal(struct rn_device *dev)
+{
+	struct signalfd_siginfo si;
+
+	while (read(dev->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		rn_info("signal %u: stopping %s\n", si.ssi_signo, dev->name);
+		dev->stop = true;
+	}
+}
+
+/* Handle what epoll reports; timeout_ns 0 polls, UINT64_MAX blocks. */
+static void service(struct rn_device *dev, uint64_t timeout_ns)
+{
+	struct epoll_event ev[32];
+	struct timespec ts, *tsp = NULL;
+	int i, n;
+
+	if (timeout_ns != UINT64_MAX) {
+		ts.tv_sec = timeout_ns / 1000000000ull;
+		ts.tv_nsec = timeout_ns % 1000000000ull;
+		tsp = &ts;
+	}
+	n = epoll_pwait2(dev->epoll_fd, ev, 32, tsp, NULL);
+	for (i = 0; i < n; i++) {
+		struct rn_watch *w = ev[i].data.ptr;
+		uint64_t count;
+
+		switch (w->kind) {
+		case RN_WATCH_LISTEN:
+			rn_control_accept(dev);
+			break;
+		case RN_WATCH_SIGNAL:
+			on_signal(dev);
+			break;
+		case RN_WATCH_CLIENT:
+			rn_control_readable(w->obj);
+			/* The client may be gone: later events of this batch
+			 * could point at it, so take them on the next call.
+			 */
+			return;
+		case RN_WATCH_WAKE:
+			if (read(((struct rn_client *)w->obj)->wake_fd, &count,
+				 sizeof(count)) < 0)
+				count = 0;
+			break;
+		case RN_WATCH_NETLINK:
+			rn_gid_watch_event(dev);
+			break;
+		}
+	}
+}
+
+static void run(struct rn_device *dev)
+{
+	uint64_t idle_since = 0, passes = 0;
+
+	while (!dev->stop) {
+		uint64_t now = rn_now_ns(), next;
+
+		if (rn_engine_pass(dev, now)) {
+			idle_since = 0;
+			if (++passes % RN_CONTROL_EVERY == 0)
+				service(dev, 0);
+			continue;
+		}
+		if (!idle_since)
+			idle_since = now;
+		if (now - idle_since < RN_IDLE_POLL_NS) {
+			if (++passes % RN_CONTROL_EVERY == 0)
+				service(dev, 0);
+			sched_yield();
+			continue;
+		}
+		next = rn_engine_next_timer(dev);
+		if (next <= now) {
+			service(dev, 0);
+			continue;
+		}
+		if (!rn_engine_sleep_prepare(dev))
+			continue;
+		service(dev, next == UINT64_MAX ? UINT64_MAX : next - now);
+		rn_engine_wake(dev);
+		idle_since = 0;
+	}
+}
+
+/* Fork into the background; the parent exits once the device is up. */
+static int daemonize(int *ready_fd)
+{
+	int p[2];
+	char status = 1;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0) {
+		close(p[1]);
+		if (read(p[0], &status, 1) != 1)
+			status = 1;
+		_exit(status);
+	}
+	close(p[0]);
+	setsid();
+	if (chdir("/"))
+		return -1;
+	*ready_fd = p[1];
+	return 0;
+}
+
+/*
+ * Tell a waiting parent how startup went.  Until then errors went to
+ * stderr, where whoever started us sees them; from now on to syslog.
+ */
+static void report_ready(int *ready_fd, char status)
+{
+	int null;
+
+	if (*ready_fd < 0)
+		return;
+	if (write(*ready_fd, &status, 1) != 1)
+		rn_warn("cannot notify the parent\n");
+	close(*ready_fd);
+	*ready_fd = -1;
+	if (status)
+		return;
+	rn_log_init(false, rn_log_debug());
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		close(null);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "runtime-dir", required_argument, NULL, 'r' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	static struct rn_device dev;
+	const char *runtime_dir = NULL;
+	bool foreground = false, debug = false;
+	int c, ret, ready_fd = -1;
+
+	snprintf(dev.name, sizeof(dev.name), "ringnic0");
+	while ((c = getopt_long(argc, argv, "n:r:fdhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			snprintf(dev.name, sizeof(dev.name), "%s", optarg);
+			break;
+		case 'r':
+			runtime_dir = optarg;
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'd':
+			debug = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("ringnicd %s\n", RN_FW_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || !valid_name(dev.name)) {
+		usage(stderr);
+		return 2;
+	}
+	if (set_runtime_dir(&dev, runtime_dir)) {
+		fprintf(stderr, "ringnicd: the runtime dir path must be shorter "
+				"than %d bytes\n", RN_RUNTIME_DIR_MAX);
+		return 2;
+	}
+
+	rn_log_init(true, debug);
+	if (!foreground && daemonize(&ready_fd)) {
+		perror("ringnicd: cannot go to the background");
+		return 1;
+	}
+	device_identity(&dev);
+	ret = setup(&dev);
+	if (ret) {
+		report_ready(&ready_fd, 1);
+		teardown(&dev);
+		return 1;
+	}
+	report_ready(&ready_fd, 0);
+	rn_info("%s ready in %s\n", dev.name, dev.runtime_dir);
+	run(&dev);
+	teardown(&dev);
+	return 0;
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <string.h>
+#include <sys/uio.h>
+
+#include "memory.h"
+
+enum rn_mem_status rn_mr_check(const struct rn_mr *mr, uint32_t key,
+			       const struct rn_client *client,
+			       const struct rn_pd *pd, uint64_t addr,
+			       uint64_t len, uint32_t access)
+{
+	if (!len)
+		return RN_MEM_OK;
+	if (!mr || mr->key != key || mr->client != client || mr->pd != pd)
+		return RN_MEM_BAD_KEY;
+	if ((mr->access & access) != access)
+		return RN_MEM_BAD_ACCESS;
+	/* addr + len may wrap: compare offsets instead of end addresses. */
+	if (addr < mr->iova || addr - mr->iova > mr->length ||
+	    len > mr->length - (addr - mr->iova))
+		return RN_MEM_BAD_RANGE;
+	return RN_MEM_OK;
+}
+
+void rn_iovs_add(struct rn_iovs *v, const struct rn_mr *mr, uint64_t addr,
+		 uint64_t len)
+{
+	if (!len)
+		return;
+	v->iov[v->n].iov_base = (void *)(uintptr_t)(addr - mr->iova + mr->addr);
+	v->iov[v->n].iov_len = len;
+	v->n++;
+	v->len += len;
+}
+
+/* The part [off, off + len) of v as iovecs; returns how many. */
+static unsigned int slice(const struct rn_iovs *v, uint64_t off, uint64_t len,
+			  struct iovec *out)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < v->n && len; i++) {
+		uint64_t seg = v->iov[i].iov_len;
+
+		if (off >= seg) {
+			off -= seg;
+			continue;
+		}
+		out[n].iov_base = (char *)v->iov[i].iov_base + off;
+		out[n].iov_len = seg - off < len ? seg - off : len;
+		len -= out[n].iov_len;
+		off = 0;
+		n++;
+	}
+	return n;
+}
+
+static bool moved_all(ssize_t done, uint64_t want)
+{
+	return done >= 0 && (uint64_t)done == want;
+}
+
+enum rn_dma_status rn_dma_copy(const struct rn_iovs *src,
+			       const struct rn_iovs *dst, uint64_t len,
+			       uint8_t *bounce, size_t bounce_size)
+{
+	struct iovec part[RN_MAX_SGE];
+	struct iovec local;
+	uint64_t off;
+	unsigned int n;
+
+	for (off = 0; off < len; off += local.iov_len) {
+		local.iov_base = bounce;
+		local.iov_len = len - off < bounce_size ? len - off : bounce_size;
+
+		n = slice(src, off, local.iov_len, part);
+		if (!moved_all(process_vm_readv(src->pid, &local, 1, part, n, 0),
+			       local.iov_len))
+			return RN_DMA_SRC_FAULT;
+		n = slice(dst, off, local.iov_len, part);
+		if (!moved_all(process_vm_writev(dst->pid, &local, 1, part, n, 0),
+			       local.iov_len))
+			return RN_DMA_DST_FAULT;
+	}
+	return RN_DMA_OK;
+}
+
+enum rn_dma_status rn_dma_to(const struct rn_iovs *dst, const void *buf,
+			     uint64_t len)
+{
+	struct iovec part[RN_MAX_SGE];
+	struct iovec local = { (void *)buf, len };
+	unsigned int n;
+
+	if (!len)
+		return RN_DMA_OK;
+	n = slice(dst, 0, len, part);
+	if (!moved_all(process_vm_writev(dst->pid, &local, 1, part, n, 0), len))
+		return RN_DMA_DST_FAULT;
+	return RN_DMA_OK;
+}
+
+enum rn_dma_status rn_dma_from(const struct rn_iovs *src, void *buf,
+			       uint64_t len)
+{
+	struct iovec part[RN_MAX_SGE];
+	struct iovec local = { buf, len };
+	unsigned int n;
+
+	if (!len)
+		return RN_DMA_OK;
+	n = slice(src, 0, len, part);
+	if (!moved_all(process_vm_readv(src->pid, &local, 1, part, n, 0), len))
+		return RN_DMA_SRC_FAULT;
+	return RN_DMA_OK;
+}

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Protection domains, memory regions and completion queues of a client. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "memory.h"
+#include "ringnicd.h"
+
+#define RN_CLIENT_MAX_PD 4096
+#define RN_CLIENT_MAX_MR (1u << 20)
+
+void rn_client_tables_init(struct rn_client *client)
+{
+	rn_table_init(&client->pds, 1, RN_CLIENT_MAX_PD);
+	rn_table_init(&client->mrs, 1, RN_CLIENT_MAX_MR);
+	rn_table_init(&client->cqs, 0, RN_CTX_MAX_CQ);
+	rn_table_init(&client->qps, 0, RN_CTX_MAX_QP);
+}
+
+void *rn_shared_alloc(size_t size, int *memfd)
+{
+	void *mem;
+	int fd;
+
+	fd = memfd_create("ringnic", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return NULL;
+	/* Sealed so that a client cannot shrink the file under our mapping
+	 * (which would turn our next access into SIGBUS).
+	 */
+	if (ftruncate(fd, size) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		goto err;
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED)
+		goto err;
+	*memfd = fd;
+	return mem;
+err:
+	close(fd);
+	return NULL;
+}
+
+void rn_async_event(struct rn_client *client, uint64_t element, uint32_t type)
+{
+	/* The layout libibverbs reads from context->async_fd. */
+	struct {
+		uint64_t element;
+		uint32_t event_type;
+		uint32_t reserved;
+	} ev = { element, type, 0 };
+
+	if (client->async_fd < 0)
+		return;
+	/* Non-blocking: a client that never reads its events loses them. */
+	if (write(client->async_fd, &ev, sizeof(ev)) != sizeof(ev))
+		rn_dbg("pid %d: async event %u dropped\n", client->pid, type);
+}
+
+/* ---- PD ---------------------------------------------------------------- */
+
+int rn_pd_alloc(struct rn_client *client, uint32_t *handle)
+{
+	struct rn_pd *pd = calloc(1, sizeof(*pd));
+	int64_t h;
+
+	if (!pd)
+		return ENOMEM;
+	h = rn_table_insert(&client->pds, pd);
+	if (h < 0) {
+		free(pd);
+		return ENOMEM;
+	}
+	pd->client = client;
+	pd->handle = h;
+	*handle = h;
+	return 0;
+}
+
+int rn_pd_dealloc(struct rn_client *client, uint32_t handle)
+{
+	struct rn_pd *pd = rn_table_get(&client->pds, handle);
+
+	if (!pd)
+		return EINVAL;
+	if (pd->refs)
+		return EBUSY;
+	rn_table_remove(&client->pds, handle);
+	free(pd);
+	return 0;
+}
+
+/* ---- MR ---------------------------------------------------------------- */
+
+#define RN_MR_ACCESS_SUPPORTED                                                 \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                     \
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                    \
+	 IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB |    \
+	 IBV_ACCESS_RELAXED_ORDERING)
+
+/*
+ * Is [addr, addr + len) mapped in the process with the protections the
+ * rights need?  Read from /proc/PID/maps, the only place the kernel says it.
+ * A NIC pins the pages at registration and fails with EFAULT; we never pin
+ * (process_vm_* faults pages in on demand), but refuse the same ranges.
+ */
+static int check_mapped(pid_t pid, uint64_t addr, uint64_t len, bool writable)
+{
+	uint64_t start, end, want = addr, last = addr + len;
+	char path[64], perms[8];
+	int ret = EFAULT;
+	FILE *maps;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	maps = fopen(path, "re");
+	if (!maps)
+		return EFAULT;
+	/* Lines are sorted by address; walk until the range is covered. */
+	while (fscanf(maps, "%" SCNx64 "-%" SCNx64 " %7s%*[^\n]", &start, &end,
+		      perms) == 3) {
+		if (end <= want)
+			continue;
+		if (start > want)
+			break;
+		if (perms[0] != 'r' || (writable && perms[1] != 'w'))
+			break;
+		want = end;
+		if (want >= last) {
+			ret = 0;
+			break;
+		}
+	}
+	fclose(maps);
+	return ret;
+}
+
+int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
+	      struct rn_ctl_reg_mr_resp *resp)
+{
+	struct rn_device *dev = client->dev;
+	struct rn_pd *pd = rn_table_get(&client->pds, req->pd);
+	uint32_t access = req->access;
+	bool writable;
+	struct rn_mr *mr;
+	int64_t h, k;
+	int ret;
+
+	if (!pd)
+		return EINVAL;
+	if (access & ~RN_MR_ACCESS_SUPPORTED)
+		return access & IBV_ACCESS_MW_BIND ? EOPNOTSUPP : EINVAL;
+	/* Remote writes and atomics imply that the memory changes locally. */
+	if (access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	if (!req->length || req->length > dev->attr.max_mr_size ||
+	    req->addr + req->length < req->addr)
+		return EINVAL;
+	if (!(access & IBV_ACCESS_ZERO_BASED) &&
+	    req->iova + req->length < req->iova)
+		return EINVAL;
+	writable = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_ATOMIC);
+	if (!(access & IBV_ACCESS_ON_DEMAND)) {
+		ret = check_mapped(client->pid, req->addr, req->length, writable);
+		if (ret)
+			return ret;
+	}
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return ENOMEM;
+	h = rn_table_insert(&client->mrs, mr);
+	if (h < 0)
+		goto err_free;
+	k = rn_table_insert(&dev->mr_keys, mr);
+	if (k < 0)
+		goto err_handle;
+
+	mr->client = client;
+	mr->pd = pd;
+	mr->handle = h;
+	/* The low byte changes each time an index is reused, so a stale key
+	 * does not reach the next MR at the same index.
+	 */
+	mr->key = (uint32_t)k << 8 | dev->mr_tags[k]++;
+	mr->iova = access & IBV_ACCESS_ZERO_BASED ? 0 : req->iova;
+	mr->length = req->length;
+	mr->addr = req->addr;
+	mr->access = access;
+	pd->refs++;
+
+	resp->handle = h;
+	resp->lkey = mr->key;
+	resp->rkey = mr->key;
+	return 0;
+
+err_handle:
+	rn_table_remove(&client->mrs, h);
+err_free:
+	free(mr);
+	return ENOMEM;
+}
+
+static void mr_free(struct rn_mr *mr)
+{
+	rn_table_remove(&mr->client->dev->mr_keys, mr->key >> 8);
+	rn_table_remove(&mr->client->mrs, mr->handle);
+	mr->pd->refs--;
+	free(mr);
+}
+
+int rn_mr_dereg(struct rn_client *client, uint32_t handle)
+{
+	struct rn_mr *mr = rn_table_get(&client->mrs, handle);
+
+	if (!mr)
+		return EINVAL;
+	mr_free(mr);
+	return 0;
+}
+
+/* ---- CQ ---------------------------------------------------------------- */
+
+static uint32_t log2_ceil(uint32_t v)
+{
+	uint32_t l = 0;
+
+	while ((1u << l) < v)
+		l++;
+	return l;
+}
+
+int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *req,
+		 struct rn_ctl_create_cq_resp *resp, int *memfd)
+{
+	struct rn_cq *cq;
+	int64_t h;
+
+	if (!req->cqe || req->cqe > client->dev->attr.max_cqe)
+		return EINVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return ENOMEM;
+	cq->log2_entries = log2_ceil(req->cqe);
+	cq->entries = 1u << cq->log2_entries;
+	cq->mem_size = RN_CQ_RING_OFFSET + (size_t)cq->entries * sizeof(struct rn_cqe);
+	cq->mem_size = (cq->mem_size + 4095) & ~(size_t)4095;
+	cq->mem = rn_shared_alloc(cq->mem_size, memfd);
+	if (!cq->mem)
+		goto err_free;
+	h = rn_table_insert(&client->cqs, cq);
+	if (h < 0)
+		goto err_unmap;
+
+	cq->client = client;
+	cq->handle = h;
+	cq->user_handle = req->user_handle;
+	cq->ctrl = cq->mem;
+	cq->ring = (struct rn_cqe *)((uint8_t *)cq->mem + RN_CQ_RING_OFFSET);
+
+	resp->handle = h;
+	resp->ring_entries = cq->entries;
+	resp->mmap_size = cq->mem_size;
+	return 0;
+
+err_unmap:
+	munmap(cq->mem, cq->mem_size);
+	close(*memfd);
+err_free:
+	free(cq);
+	return ENOMEM;
+}
+
+static void cq_free(struct rn_cq *cq)
+{
+	rn_table_remove(&cq->client->cqs, cq->handle);
+	munmap(cq->mem, cq->mem_size);
+	free(cq);
+}
+
+int rn_cq_destroy(struct rn_client *client, uint32_t handle)
+{
+	struct rn_cq *cq = rn_table_get(&client->cqs, handle);
+
+	if (!cq)
+		return EINVAL;
+	if (cq->refs)
+		return EBUSY;
+	cq_free(cq);
+	return 0;
+}
+
+/* Everything a client owns, in dependency order: QPs, then MRs, CQs, PDs. */
+void rn_client_objects_destroy(struct rn_client *client)
+{
+	uint32_t i;
+
+	for (i = 0; i < client->qps.size; i++)
+		if (client->qps.slot[i])
+			rn_qp_free(client->qps.slot[i]);
+	for (i = 0; i < client->mrs.size; i++)
+		if (client->mrs.slot[i])
+			mr_free(client->mrs.slot[i]);
+	for (i = 0; i < client->cqs.size; i++)
+		if (client->cqs.slot[i])
+			cq_free(client->cqs.slot[i]);
+	for (i = 0; i < client->pds.size; i++)
+		if (client->pds.slot[i])
+			free(client->pds.slot[i]);
+	rn_table_destroy(&client->qps);
+	rn_table_destroy(&client->mrs);
+	rn_table_destroy(&client->cqs);
+	rn_table_destroy(&client->pds);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Tables of objects indexed by small integers (handles, key and QPN
+ * indices).  A table grows on demand up to a fixed maximum; lookups of any
+ * index, including garbage from a client, are bounds-checked.
+ */
+#ifndef RN_TABLE_H
+#define RN_TABLE_H
+
+#include <stdint.h>
+
+struct rn_table {
+	void **slot;
+	uint32_t size; /* allocated slots */
+	uint32_t used;
+	uint32_t max; /* indices are < max */
+	uint32_t first; /* lowest index handed out */
+	uint32_t hint; /* where the search for a free slot starts */
+};
+
+void rn_table_init(struct rn_table *t, uint32_t first, uint32_t max);
+void rn_table_destroy(struct rn_table *t);
+/* Store obj at a free index; returns the index, or -1 when full (ENOMEM). */
+int64_t rn_table_insert(struct rn_table *t, void *obj);
+void rn_table_remove(struct rn_table *t, uint32_t index);
+
+static inline void *rn_table_get(const struct rn_table *t, uint64_t index)
+{
+	return index < t->size ? t->slot[index] : NULL;
+}
+
+#endif

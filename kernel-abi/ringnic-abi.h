@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
+/*
+ * ringnic ABI identity: versions, device limits and the names under which a
+ * device is published.  Shared by the provider, ringnicd and the kernel stub;
+ * nothing here may depend on libc or libibverbs.
+ */
+#ifndef RINGNIC_ABI_H
+#define RINGNIC_ABI_H
+
+#include <linux/types.h>
+
+/* uverbs ABI version the provider matches (class/infiniband_verbs/X/abi_version) */
+#define RN_UVERBS_ABI_VERSION 1
+/* Control protocol version, checked when a context is opened */
+#define RN_CTL_VERSION 1
+
+#define RN_FW_VERSION "0.1.0"
+#define RN_VENDOR_ID 0x524e43 /* "RNC": not a registered OUI, never matched by tools */
+#define RN_VENDOR_PART_ID 0x0001
+#define RN_HW_VERSION 1
+
+/* Per-device limits, reported by query_device and enforced by ringnicd. */
+#define RN_MAX_QP 16384
+#define RN_MAX_QP_WR 16384
+#define RN_MAX_SGE 32
+#define RN_MAX_INLINE 1024
+#define RN_MAX_CQ 16384
+#define RN_MAX_CQE (1u << 20)
+#define RN_MAX_MR (1u << 20)
+#define RN_MAX_PD 65536
+#define RN_MAX_MR_SIZE (1ull << 47) /* the x86-64 user address space */
+#define RN_MAX_RD_ATOM 16
+#define RN_MAX_MSG_SZ (1u << 31)
+#define RN_PAGE_SIZE_CAP (~0xfffull) /* any multiple of 4 KiB */
+
+/* Per-context limits: bounded by the doorbell bitmaps of the device page. */
+#define RN_CTX_MAX_QP 4096
+#define RN_CTX_MAX_CQ 4096
+
+/* Port 1 is the only port. */
+#define RN_NUM_PORTS 1
+#define RN_GID_TABLE_LEN 16
+#define RN_PKEY_TABLE_LEN 1
+#define RN_DEFAULT_PKEY 0xffff
+
+/*
+ * Userspace stub: files ringnicd adds to the sysfs-style tree it publishes.
+ * In class/infiniband/<ibdev>/:
+ *   RN_SYSFS_CONTROL   absolute path of the device's control socket
+ *   device/modalias    RN_MODALIAS_PREFIX "<ibdev>", what the provider matches
+ */
+#define RN_SYSFS_CONTROL "ringnic_control"
+#define RN_MODALIAS_PREFIX "ringnic:"
+
+#endif

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
+/*
+ * Control messages between the provider and ringnicd, one request and one
+ * response per SOCK_SEQPACKET datagram on the device's control socket.
+ * Every request starts with struct rn_ctl_req_hdr, every response with
+ * struct rn_ctl_resp_hdr; status is 0 or a positive errno, and a failed
+ * request has changed nothing.  File descriptors travel as SCM_RIGHTS where
+ * a message says so.
+ *
+ * Handles are indices into per-context tables kept by ringnicd; a handle of
+ * another context is simply not found.  Attribute masks and enum values are
+ * those of libibverbs (enum ibv_qp_attr_mask, ibv_qp_state, ibv_access_flags,
+ * ...), which are also the kernel's uverbs values.
+ */
+#ifndef RINGNIC_CTL_H
+#define RINGNIC_CTL_H
+
+#include <linux/types.h>
+
+enum rn_ctl_op {
+	RN_CTL_OPEN = 1,
+	RN_CTL_ALLOC_PD,
+	RN_CTL_DEALLOC_PD,
+	RN_CTL_REG_MR,
+	RN_CTL_DEREG_MR,
+	RN_CTL_CREATE_CQ,
+	RN_CTL_DESTROY_CQ,
+	RN_CTL_CREATE_QP,
+	RN_CTL_MODIFY_QP,
+	RN_CTL_QUERY_QP,
+	RN_CTL_DESTROY_QP,
+	RN_CTL_OP_MAX = RN_CTL_DESTROY_QP,
+};
+
+/* The largest message either side sends; receivers size their buffer by it. */
+#define RN_CTL_MSG_MAX 512
+
+struct rn_ctl_req_hdr {
+	__u32 op; /* enum rn_ctl_op */
+	__u32 len; /* bytes in the whole message */
+};
+
+struct rn_ctl_resp_hdr {
+	__s32 status; /* 0 or a positive errno */
+	__u32 len;
+};
+
+/* DEALLOC_PD, DEREG_MR, DESTROY_CQ, QUERY_QP, DESTROY_QP */
+struct rn_ctl_handle_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 handle;
+	__u32 reserved;
+};
+
+/* ---- OPEN: the first message on a connection -------------------------- */
+
+/* fds in: the write end of the context's async event pipe */
+struct rn_ctl_open_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 version; /* RN_CTL_VERSION */
+	__u32 reserved;
+};
+
+struct rn_device_attr {
+	__u64 node_guid; /* network byte order */
+	__u64 sys_image_guid; /* network byte order */
+	__u64 max_mr_size;
+	__u64 page_size_cap;
+	__u32 vendor_id;
+	__u32 vendor_part_id;
+	__u32 hw_ver;
+	__u32 max_qp;
+	__u32 max_qp_wr;
+	__u32 max_sge;
+	__u32 max_inline;
+	__u32 max_cq;
+	__u32 max_cqe;
+	__u32 max_mr;
+	__u32 max_pd;
+	__u32 max_qp_rd_atom;
+	__u32 max_qp_init_rd_atom;
+	__u32 max_res_rd_atom;
+	char fw_ver[32];
+};
+
+/* fds out: the device page (memfd, RN_DEV_PAGE_SIZE), the wake-up eventfd */
+struct rn_ctl_open_resp {
+	struct rn_ctl_resp_hdr hdr;
+	struct rn_device_attr attr;
+};
+
+/* ---- PD ----------------------------------------------------------------- */
+
+struct rn_ctl_alloc_pd_req {
+	struct rn_ctl_req_hdr hdr;
+};
+
+struct rn_ctl_alloc_pd_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 pd;
+	__u32 reserved;
+};
+
+/* ---- MR ----------------------------------------------------------------- */
+
+struct rn_ctl_reg_mr_req {
+	struct rn_ctl_req_hdr hdr;
+	__u64 addr; /* where the memory is in the caller */
+	__u64 length;
+	__u64 iova; /* the address work requests use */
+	__u32 pd;
+	__u32 access; /* enum ibv_access_flags */
+};
+
+struct rn_ctl_reg_mr_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 handle;
+	__u32 lkey;
+	__u32 rkey;
+	__u32 reserved;
+};
+
+/* ---- CQ ----------------------------------------------------------------- */
+
+struct rn_ctl_create_cq_req {
+	struct rn_ctl_req_hdr hdr;
+	__u64 user_handle; /* echoed in async events */
+	__u32 cqe; /* minimum number of entries */
+	__u32 reserved;
+};
+
+/* fds out: the CQ memory (memfd of mmap_size bytes) */
+struct rn_ctl_create_cq_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 handle;
+	__u32 ring_entries; /* a power of two, >= the request */
+	__u64 mmap_size;
+};
+
+/* ---- QP ----------------------------------------------------------------- */
+
+struct rn_qp_cap {
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline_data;
+	__u32 reserved;
+};
+
+struct rn_ctl_create_qp_req {
+	struct rn_ctl_req_hdr hdr;
+	__u64 user_handle; /* echoed in async events */
+	__u32 pd;
+	__u32 send_cq;
+	__u32 recv_cq;
+	__u8 qp_type; /* enum ibv_qp_type */
+	__u8 sq_sig_all;
+	__u8 reserved[2];
+	struct rn_qp_cap cap; /* minimum capacities */
+};
+
+/* fds out: the QP memory (memfd of mmap_size bytes), see struct rn_qp_ctrl */
+struct rn_ctl_create_qp_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 handle; /* also the QP's index in RN_DB_RECORD */
+	__u32 qpn;
+	struct rn_qp_cap cap; /* actual capacities, >= the request */
+	__u32 sq_slots; /* powers of two */
+	__u32 rq_slots;
+	__u64 sq_offset;
+	__u64 rq_offset;
+	__u64 mmap_size;
+};
+
+struct rn_ah_attr {
+	__u8 dgid[16];
+	__u32 flow_label;
+	__u16 dlid;
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u8 sl;
+	__u8 src_path_bits;
+	__u8 static_rate;
+	__u8 is_global;
+	__u8 port_num;
+	__u8 reserved[2];
+};
+
+struct rn_qp_attr {
+	__u32 qp_state;
+	__u32 cur_qp_state;
+	__u32 path_mtu;
+	__u32 path_mig_state;
+	__u32 qkey;
+	__u32 rq_psn;
+	__u32 sq_psn;
+	__u32 dest_qp_num;
+	__u32 qp_access_flags;
+	__u16 pkey_index;
+	__u8 en_sqd_async_notify;
+	__u8 sq_draining;
+	__u8 max_rd_atomic;
+	__u8 max_dest_rd_atomic;
+	__u8 min_rnr_timer;
+	__u8 port_num;
+	__u8 timeout;
+	__u8 retry_cnt;
+	__u8 rnr_retry;
+	__u8 reserved;
+	struct rn_ah_attr ah_attr;
+	struct rn_qp_cap cap;
+};
+
+struct rn_ctl_modify_qp_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 handle;
+	__u32 attr_mask; /* enum ibv_qp_attr_mask */
+	struct rn_qp_attr attr;
+};
+
+struct rn_ctl_query_qp_resp {
+	struct rn_ctl_resp_hdr hdr;
+	struct rn_qp_attr attr; /* every attribute; attr.cap are the actual caps */
+	__u8 sq_sig_all;
+	__u8 reserved[7];
+};
+
+_Static_assert(sizeof(struct rn_device_attr) == 120, "device attr layout");
+_Static_assert(sizeof(struct rn_ah_attr) == 32, "ah attr layout");
+_Static_assert(sizeof(struct rn_qp_attr) == 104, "qp attr layout");
+_Static_assert(sizeof(struct rn_ctl_create_qp_resp) == 72, "create qp resp layout");
+_Static_assert(sizeof(struct rn_ctl_modify_qp_req) <= RN_CTL_MSG_MAX, "msg max");
+_Static_assert(sizeof(struct rn_ctl_open_resp) <= RN_CTL_MSG_MAX, "msg max");
+
+#endif

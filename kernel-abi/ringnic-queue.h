@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
+/*
+ * Queues shared between the provider (in the application) and ringnicd (the
+ * device): work queue descriptors, the QP and CQ control blocks, CQEs and the
+ * CQ arm word.
+ *
+ * Ownership rules, which both sides rely on:
+ *  - Each field is written by exactly one side; the comments say which.
+ *    Provider-written and device-written fields sit in separate cache lines.
+ *  - Indices are free-running counters; a ring index is (counter & (n - 1)).
+ *  - The device never trusts a provider-written value: it masks every index,
+ *    checks counters against its private copy, copies a descriptor out of the
+ *    ring before using it and validates the copy.
+ *  - Counters and the arm word are accessed with acquire/release atomics by
+ *    both sides (the fields are plain integers so the kernel can include this
+ *    file).
+ */
+#ifndef RINGNIC_QUEUE_H
+#define RINGNIC_QUEUE_H
+
+#include <linux/types.h>
+
+#define RN_SLOT_SIZE 64
+#define RN_SLOT_SHIFT 6
+
+/* ---------------------------------------------------------------- WQEs -- */
+
+enum rn_wqe_opcode {
+	RN_OP_SEND = 1,
+	RN_OP_SEND_IMM,
+	RN_OP_WRITE,
+	RN_OP_WRITE_IMM,
+	RN_OP_READ,
+	RN_OP_CMP_SWAP,
+	RN_OP_FETCH_ADD,
+	RN_OP_MAX = RN_OP_FETCH_ADD,
+};
+
+enum rn_wqe_flags {
+	RN_WQE_SIGNALED = 1 << 0,
+	RN_WQE_SOLICITED = 1 << 1,
+	RN_WQE_FENCE = 1 << 2,
+	RN_WQE_INLINE = 1 << 3,
+	RN_WQE_FLAGS_ALL = (1 << 4) - 1,
+};
+
+struct rn_sge {
+	__u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/*
+ * A send WQE is a header of RN_SEND_HDR_SIZE bytes followed by its payload:
+ * num_sge struct rn_sge, or inline_len bytes of data when RN_WQE_INLINE is
+ * set.  The payload starts in the header slot and continues in the next
+ * slots (wrapping at the end of the ring), so a WQE takes
+ * RN_SEND_WQE_SLOTS(payload bytes) slots; nslots must say exactly that.
+ */
+struct rn_send_wqe {
+	__u64 wr_id;
+	__u8 opcode; /* enum rn_wqe_opcode */
+	__u8 flags; /* enum rn_wqe_flags */
+	__u8 num_sge;
+	__u8 nslots;
+	__u32 imm_data; /* network byte order, as in ibv_send_wr */
+	__u64 remote_addr;
+	__u32 rkey;
+	__u32 inline_len;
+	__u64 compare_add; /* CMP_SWAP: compare; FETCH_ADD: add */
+	__u64 swap;
+	__u8 payload[16];
+};
+
+#define RN_SEND_HDR_SIZE 48
+#define RN_SEND_WQE_SLOTS(payload)                                             \
+	((RN_SEND_HDR_SIZE + (payload) + RN_SLOT_SIZE - 1) / RN_SLOT_SIZE)
+
+/* A receive WQE: RN_RECV_HDR_SIZE bytes, then num_sge struct rn_sge. */
+struct rn_recv_wqe {
+	__u64 wr_id;
+	__u8 num_sge;
+	__u8 nslots;
+	__u8 reserved[6];
+	__u8 payload[48];
+};
+
+#define RN_RECV_HDR_SIZE 16
+#define RN_RECV_WQE_SLOTS(nsge)                                                \
+	((RN_RECV_HDR_SIZE + (nsge) * sizeof(struct rn_sge) + RN_SLOT_SIZE - 1) / \
+	 RN_SLOT_SIZE)
+
+_Static_assert(sizeof(struct rn_sge) == 16, "sge layout");
+_Static_assert(sizeof(struct rn_send_wqe) == RN_SLOT_SIZE, "send wqe slot");
+_Static_assert(__builtin_offsetof(struct rn_send_wqe, payload) == RN_SEND_HDR_SIZE,
+	       "send wqe header");
+_Static_assert(sizeof(struct rn_recv_wqe) == RN_SLOT_SIZE, "recv wqe slot");
+_Static_assert(__builtin_offsetof(struct rn_recv_wqe, payload) == RN_RECV_HDR_SIZE,
+	       "recv wqe header");
+
+/* ----------------------------------------------------------------- QP --- */
+
+/*
+ * The SQ doorbell record: one 64-bit store of the QP's index in its context
+ * (bits 63..48) and the SQ producer counter in slots (bits 47..0).
+ */
+#define RN_DB_SEQ_BITS 48
+#define RN_DB_SEQ_MASK ((1ull << RN_DB_SEQ_BITS) - 1)
+#define RN_DB_RECORD(qp_index, seq)                                            \
+	(((__u64)(qp_index) << RN_DB_SEQ_BITS) | ((__u64)(seq) & RN_DB_SEQ_MASK))
+#define RN_DB_QP_INDEX(rec) ((__u32)((rec) >> RN_DB_SEQ_BITS))
+#define RN_DB_SEQ(rec) ((rec) & RN_DB_SEQ_MASK)
+
+/*
+ * QP memory: this control block at offset 0, the SQ ring at sq_offset and
+ * the RQ ring at rq_offset (both given at creation), rings of 64-byte slots.
+ */
+struct rn_qp_ctrl {
+	/* written by the provider */
+	__u64 sq_db; /* RN_DB_RECORD(qp index, SQ producer) */
+	__u32 rq_prod; /* RQ slots posted */
+	__u32 reserved0;
+	__u8 pad0[48];
+	/* written by the device */
+	__u64 sq_cons; /* SQ slots retired (completed or flushed), 48 bits */
+	__u32 rq_cons; /* RQ slots consumed */
+	__u8 state; /* enum ibv_qp_state value, as the device sees it */
+	__u8 pad1[51];
+};
+
+_Static_assert(sizeof(struct rn_qp_ctrl) == 128, "qp ctrl layout");
+_Static_assert(__builtin_offsetof(struct rn_qp_ctrl, sq_cons) == 64, "qp ctrl lines");
+
+/* ----------------------------------------------------------------- CQ --- */
+
+enum rn_cqe_flags {
+	RN_CQE_WITH_IMM = 1 << 0,
+};
+
+/*
+ * A CQE is valid when (owner & 1) equals the phase of the pass the consumer
+ * is on: 1 on the first pass over the ring, 0 on the second, and so on.  The
+ * device writes every other field first and the owner byte last (release);
+ * the consumer reads the owner byte (acquire) before anything else.
+ * opcode and status hold enum ibv_wc_opcode / enum ibv_wc_status values,
+ * which are also the kernel's uverbs values.
+ */
+struct rn_cqe {
+	__u64 wr_id;
+	__u32 byte_len;
+	__u32 imm_data; /* network byte order */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 vendor_err;
+	__u8 opcode;
+	__u8 status;
+	__u8 flags; /* enum rn_cqe_flags */
+	__u8 owner;
+};
+
+_Static_assert(sizeof(struct rn_cqe) == 32, "cqe layout");
+
+#define RN_CQE_PHASE(counter, log2_n) ((((counter) >> (log2_n)) & 1) ^ 1)
+
+/*
+ * The arm word: bits 1..0 the requested notification level, bits 31..2 a
+ * sequence the provider bumps on every arm, so that the device's clearing
+ * compare-and-swap can never be confused by a re-arm (no ABA).
+ * Levels are ordered; re-arming keeps the larger of the old and new level.
+ */
+enum rn_arm_level {
+	RN_ARM_NONE = 0,
+	RN_ARM_ERRORS = 1,
+	RN_ARM_SOLICITED = 2,
+	RN_ARM_ANY = 3,
+};
+#define RN_ARM_LEVEL_MASK 3u
+#define RN_ARM_SEQ_ONE 4u
+
+/*
+ * CQ memory: this control block, then the ring of struct rn_cqe at
+ * RN_CQ_RING_OFFSET.
+ */
+struct rn_cq_ctrl {
+	/* written by the provider */
+	__u32 cons; /* CQEs consumed */
+	__u32 arm; /* arm word, see above */
+	__u8 pad0[56];
+	/* written by the device */
+	__u32 overrun; /* nonzero once the device found the ring full */
+	__u8 pad1[60];
+};
+
+#define RN_CQ_RING_OFFSET 128
+_Static_assert(sizeof(struct rn_cq_ctrl) == RN_CQ_RING_OFFSET, "cq ctrl layout");
+
+#endif

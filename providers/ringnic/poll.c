@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Completions: poll_cq and the ibv_cq_ex poll API read CQEs that the device
+ * writes, by their owner (phase) bit, and return ring space by storing the
+ * consumer counter.  Arming is a store on the CQ's arm word.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ringnic.h"
+
+static void cq_lock(struct rn_cq *cq)
+{
+	if (!cq->single_threaded)
+		pthread_spin_lock(&cq->lock);
+}
+
+static void cq_unlock(struct rn_cq *cq)
+{
+	if (!cq->single_threaded)
+		pthread_spin_unlock(&cq->lock);
+}
+
+/* The CQE at the consumer counter, or NULL if the device has not written it. */
+static const struct rn_cqe *next_cqe(const struct rn_cq *cq)
+{
+	const struct rn_cqe *cqe = &cq->ring[cq->cons & (cq->entries - 1)];
+
+	/* Acquire: the rest of the CQE is read after its owner byte. */
+	if (__atomic_load_n(&cqe->owner, __ATOMIC_ACQUIRE) !=
+	    RN_CQE_PHASE(cq->cons, cq->log2_entries))
+		return NULL;
+	return cqe;
+}
+
+static void release_cqes(struct rn_cq *cq)
+{
+	__atomic_store_n(&cq->ctrl->cons, cq->cons, __ATOMIC_RELEASE);
+}
+
+static bool overrun(const struct rn_cq *cq)
+{
+	return __atomic_load_n(&cq->ctrl->overrun, __ATOMIC_ACQUIRE);
+}
+
+int rn_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct rn_cq *cq = to_rn_cq(ibcq);
+	int n;
+
+	cq_lock(cq);
+	for (n = 0; n < ne; n++) {
+		const struct rn_cqe *cqe = next_cqe(cq);
+
+		if (!cqe)
+			break;
+		wc[n] = (struct ibv_wc){
+			.wr_id = cqe->wr_id,
+			.status = cqe->status,
+			.opcode = cqe->opcode,
+			.vendor_err = cqe->vendor_err,
+			.byte_len = cqe->byte_len,
+			.imm_data = cqe->imm_data,
+			.qp_num = cqe->qp_num,
+			.src_qp = cqe->src_qp,
+			.wc_flags = cqe->flags & RN_CQE_WITH_IMM ? IBV_WC_WITH_IMM : 0,
+		};
+		cq->cons++;
+	}
+	if (n)
+		release_cqes(cq);
+	cq_unlock(cq);
+	/* A CQ that overran has lost completions: say so once it is empty. */
+	if (!n && overrun(cq))
+		return -EOVERFLOW;
+	return n;
+}
+
+int rn_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct rn_cq *cq = to_rn_cq(ibcq);
+	uint32_t level = solicited_only ? RN_ARM_SOLICITED : RN_ARM_ANY;
+	uint32_t old = __atomic_load_n(&cq->ctrl->arm, __ATOMIC_RELAXED), new;
+
+	/* Re-arming keeps the larger level, and always bumps the sequence. */
+	do {
+		uint32_t keep = old & RN_ARM_LEVEL_MASK;
+
+		new = ((old & ~RN_ARM_LEVEL_MASK) + RN_ARM_SEQ_ONE) |
+		      (keep > level ? keep : level);
+	} while (!__atomic_compare_exchange_n(&cq->ctrl->arm, &old, new, false,
+					      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	return 0;
+}
+
+/* ---- the ibv_cq_ex poll API -------------------------------------------- */
+
+static void load_current(struct rn_cq *cq, const struct rn_cqe *cqe)
+{
+	cq->cur = cqe;
+	cq->ibv_cq.wr_id = cqe->wr_id;
+	cq->ibv_cq.status = cqe->status;
+}
+
+static int start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
+{
+	struct rn_cq *cq = to_rn_cq_ex(ibcq);
+	const struct rn_cqe *cqe;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	cq_lock(cq);
+	cqe = next_cqe(cq);
+	if (!cqe) {
+		/* No end_poll follows an ENOENT start_poll. */
+		cq_unlock(cq);
+		return ENOENT;
+	}
+	load_current(cq, cqe);
+	return 0;
+}
+
+static int next_poll(struct ibv_cq_ex *ibcq)
+{
+	struct rn_cq *cq = to_rn_cq_ex(ibcq);
+	const struct rn_cqe *cqe;
+
+	if (!cq->cur)
+		return ENOENT;
+	cq->cons++;
+	cq->cur = NULL;
+	cqe = next_cqe(cq);
+	if (!cqe)
+		return ENOENT;
+	load_current(cq, cqe);
+	return 0;
+}
+
+static void end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct rn_cq *cq = to_rn_cq_ex(ibcq);
+
+	if (cq->cur)
+		cq->cons++;
+	cq->cur = NULL;
+	release_cqes(cq);
+	cq_unlock(cq);
+}
+
+static enum ibv_wc_opcode read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return to_rn_cq_ex(ibcq)->cur->opcode;
+}
+
+static uint32_t read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return to_rn_cq_ex(ibcq)->cur->vendor_err;
+}
+
+static uint32_t read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return to_rn_cq_ex(ibcq)->cur->byte_len;
+}
+
+static __be32 read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return to_rn_cq_ex(ibcq)->cur->imm_data;
+}
+
+static uint32_t read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return to_rn_cq_ex(ibcq)->cur->qp_num;
+}
+
+static uint32_t read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return to_rn_cq_ex(ibcq)->cur->src_qp;
+}
+
+static unsigned int read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return to_rn_cq_ex(ibcq)->cur->flags & RN_CQE_WITH_IMM ? IBV_WC_WITH_IMM : 0;
+}
+
+/* RoCE has no LIDs or service levels in a completion. */
+static uint32_t read_zero32(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
+static uint8_t read_zero8(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
+void rn_cq_init_poll_ops(struct rn_cq *cq)
+{
+	struct ibv_cq_ex *c = &cq->ibv_cq;
+
+	c->start_poll = start_poll;
+	c->next_poll = next_poll;
+	c->end_poll = end_poll;
+	c->read_opcode = read_opcode;
+	c->read_vendor_err = read_vendor_err;
+	c->read_byte_len = read_byte_len;
+	c->read_imm_data = read_imm_data;
+	c->read_qp_num = read_qp_num;
+	c->read_src_qp = read_src_qp;
+	c->read_wc_flags = read_wc_flags;
+	c->read_slid = read_zero32;
+	c->read_sl = read_zero8;
+	c->read_dlid_path_bits = read_zero8;
+}

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Provider glue: how libibverbs finds a ringnic device, and how a context
+ * is opened (a control connection to the device) and closed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ringnic.h"
+
+static const struct verbs_match_ent match_table[] = {
+	{ .u.modalias = RN_MODALIAS_PREFIX "*", .kind = RN_VERBS_MATCH_MODALIAS },
+	{ .kind = RN_VERBS_MATCH_SENTINEL },
+};
+
+static void rn_free_context(struct ibv_context *ibctx);
+
+static const struct verbs_context_ops rn_ctx_ops = {
+	.alloc_pd = rn_alloc_pd,
+	.create_cq = rn_create_cq,
+	.create_cq_ex = rn_create_cq_ex,
+	.create_qp = rn_create_qp,
+	.create_qp_ex = rn_create_qp_ex,
+	.dealloc_pd = rn_dealloc_pd,
+	.dereg_mr = rn_dereg_mr,
+	.destroy_cq = rn_destroy_cq,
+	.destroy_qp = rn_destroy_qp,
+	.free_context = rn_free_context,
+	.modify_qp = rn_modify_qp,
+	.poll_cq = rn_poll_cq,
+	.post_recv = rn_post_recv,
+	.post_send = rn_post_send,
+	.query_device_ex = rn_query_device_ex,
+	.query_port = rn_query_port,
+	.query_qp = rn_query_qp,
+	.reg_mr = rn_reg_mr,
+	.req_notify_cq = rn_req_notify_cq,
+};
+
+static int connect_device(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The device reads and writes our memory with process_vm_readv/writev.
+ * Under Yama's ptrace_scope 1 an unprivileged device needs our consent.
+ */
+static void allow_device_access(int ctl_fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (!getsockopt(ctl_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) && cred.uid)
+		prctl(PR_SET_PTRACER, cred.pid, 0, 0, 0);
+}
+
+/* The OPEN exchange: our async event pipe for the device page and doorbell. */
+static int open_device(struct rn_context *ctx)
+{
+	struct rn_ctl_open_req req = {
+		.hdr.op = RN_CTL_OPEN,
+		.version = RN_CTL_VERSION,
+	};
+	struct rn_ctl_open_resp resp;
+	int async[2], fds[2], ret;
+
+	if (pipe2(async, O_CLOEXEC))
+		return errno;
+	ret = rn_ctl_call(ctx, &req, sizeof(req), &resp, sizeof(resp), &async[1],
+			  1, fds, 2);
+	close(async[1]);
+	if (ret) {
+		close(async[0]);
+		return ret;
+	}
+	ctx->dev_page = rn_map_fd(fds[0], RN_DEV_PAGE_SIZE);
+	if (!ctx->dev_page) {
+		close(fds[1]);
+		close(async[0]);
+		return ENOMEM;
+	}
+	ctx->wake_fd = fds[1];
+	ctx->attr = resp.attr;
+	ctx->ibv_ctx.context.async_fd = async[0];
+	return 0;
+}
+
+static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
+					      int cmd_fd, void *private_data)
+{
+	struct rn_device *dev = to_rn_dev(ibdev);
+	struct rn_context *ctx;
+	int ret;
+
+	(void)private_data;
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
+					    &((struct rn_context *)NULL)->ibv_ctx,
+					    0);
+	if (!ctx)
+		return NULL;
+	pthread_mutex_init(&ctx->ctl_lock, NULL);
+	ctx->wake_fd = -1;
+	ctx->ctl_fd = connect_device(dev->ctl_path);
+	if (ctx->ctl_fd < 0) {
+		ret = errno;
+		rn_err(ctx, "cannot reach ringnicd at %s: %s\n", dev->ctl_path,
+		       strerror(ret));
+		goto err;
+	}
+	allow_device_access(ctx->ctl_fd);
+	ret = open_device(ctx);
+	if (ret) {
+		rn_err(ctx, "ringnicd refused to open the device: %s\n",
+		       strerror(ret));
+		close(ctx->ctl_fd);
+		goto err;
+	}
+	ctx->ibv_ctx.context.num_comp_vectors = 1;
+	verbs_set_ops(&ctx->ibv_ctx, &rn_ctx_ops);
+	return &ctx->ibv_ctx;
+
+err:
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	errno = ret;
+	return NULL;
+}
+
+static void rn_free_context(struct ibv_context *ibctx)
+{
+	struct rn_context *ctx = to_rn_ctx(ibctx);
+
+	/* Closing the connection frees whatever the application left. */
+	close(ctx->ctl_fd);
+	close(ctx->wake_fd);
+	munmap(ctx->dev_page, RN_DEV_PAGE_SIZE);
+	pthread_mutex_destroy(&ctx->ctl_lock);
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+/* The control socket's path is published next to the device's attributes. */
+static int read_ctl_path(const struct verbs_sysfs_dev *sysfs, char *buf,
+			 size_t len)
+{
+	char path[IBV_SYSFS_PATH_MAX + 32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" RN_SYSFS_CONTROL, sysfs->ibdev_path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+static struct verbs_device *rn_alloc_device(struct verbs_sysfs_dev *sysfs)
+{
+	struct rn_device *dev = calloc(1, sizeof(*dev));
+
+	if (!dev)
+		return NULL;
+	if (read_ctl_path(sysfs, dev->ctl_path, sizeof(dev->ctl_path))) {
+		free(dev);
+		return NULL;
+	}
+	return &dev->ibv_dev;
+}
+
+static void rn_uninit_device(struct verbs_device *vdev)
+{
+	free(rn_container_of(vdev, struct rn_device, ibv_dev));
+}
+
+static const struct verbs_device_ops rn_dev_ops = {
+	.name = "ringnic",
+	.match_min_abi_version = RN_UVERBS_ABI_VERSION,
+	.match_max_abi_version = RN_UVERBS_ABI_VERSION,
+	.match_table = match_table,
+	.alloc_device = rn_alloc_device,
+	.uninit_device = rn_uninit_device,
+	.alloc_context = rn_alloc_context,
+};
+
+static void __attribute__((constructor)) rn_register(void)
+{
+	verbs_register_driver_34(&rn_dev_ops);
+}
