@@ -90,10 +90,16 @@ static enum ibv_wc_opcode send_wc_opcode(uint8_t op)
 	}
 }
 
-/* Retire the WQE at sq_head; a CQE when signaled or failed. */
+/*
+ * Retire the WQE at sq_head, then write its CQE if it was signaled or
+ * failed.  The slots are freed first: an application that polls the CQE
+ * may post again at once and must find the room its completion implies.
+ */
 static void complete_send(struct rn_qp *qp, const struct rn_wqe *w,
 			  enum ibv_wc_status status, uint32_t byte_len)
 {
+	qp->sq_head = (qp->sq_head + w->nslots) & RN_DB_SEQ_MASK;
+	__atomic_store_n(&qp->ctrl->sq_cons, qp->sq_head, __ATOMIC_RELEASE);
 	if (status != IBV_WC_SUCCESS || qp->sq_sig_all ||
 	    w->flags & RN_WQE_SIGNALED) {
 		struct rn_cqe cqe = {
@@ -107,9 +113,6 @@ static void complete_send(struct rn_qp *qp, const struct rn_wqe *w,
 		if (!rn_cq_push(qp->send_cq, &cqe))
 			rn_qp_to_error(qp);
 	}
-	qp->sq_head = (qp->sq_head + w->nslots) & RN_DB_SEQ_MASK;
-	/* Frees the slots for the provider, after the CQE is visible. */
-	__atomic_store_n(&qp->ctrl->sq_cons, qp->sq_head, __ATOMIC_RELEASE);
 }
 
 static void complete_recv(struct rn_qp *qp, const struct rn_rwqe *r,
@@ -130,10 +133,10 @@ static void complete_recv(struct rn_qp *qp, const struct rn_rwqe *r,
 		cqe.imm_data = w->imm_data;
 		cqe.flags = RN_CQE_WITH_IMM;
 	}
-	if (!rn_cq_push(qp->recv_cq, &cqe))
-		rn_qp_to_error(qp);
 	qp->rq_head += r->nslots;
 	__atomic_store_n(&qp->ctrl->rq_cons, qp->rq_head, __ATOMIC_RELEASE);
+	if (!rn_cq_push(qp->recv_cq, &cqe))
+		rn_qp_to_error(qp);
 }
 
 /* ---- the responder's receive queue ---------------------------------------- */

@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# pair.sh CHECK PORT SERVER_CMD... -- CLIENT_CMD...
+#
+# Runs an unmodified client/server pair through ringnic-run as two
+# processes: the server first, the client once the server listens on PORT
+# (TCP, where these tools exchange QP numbers).  Both must exit 0, and the
+# client's output must pass CHECK: perftest-bw, perftest-lat, pingpong or
+# none.  Each side is limited to RN_PAIR_TIMEOUT seconds (default 300).
+set -u
+check=$1
+port=$2
+shift 2
+server=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+	server+=("$1")
+	shift
+done
+shift
+client=("$@")
+limit=${RN_PAIR_TIMEOUT:-300}
+out=$(mktemp /tmp/rn-pair.XXXXXX)
+
+timeout "$limit" ringnic-run "${server[@]}" >"$out.server" 2>&1 &
+spid=$!
+for _ in $(seq 200); do
+	ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+	kill -0 $spid 2>/dev/null || break
+	sleep 0.05
+done
+timeout "$limit" ringnic-run "${client[@]}" >"$out.client" 2>&1
+crc=$?
+wait $spid
+src=$?
+
+cat "$out.client"
+rc=0
+if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+	echo "pair: client exited $crc, server exited $src; server said:" >&2
+	cat "$out.server" >&2
+	rc=1
+fi
+
+# The numbers of a results table: every data row after the '#bytes' header.
+rows() {
+	awk '/#bytes/ { t = 1; next } t && $1 ~ /^[0-9]+$/ { print }' "$out.client"
+}
+case $check in
+perftest-bw)
+	# columns: bytes iterations BW_peak BW_average MsgRate
+	[ -n "$(rows)" ] && rows | awk '!($4 > 0 && $5 > 0) { exit 1 }' ||
+		{ echo "pair: no sane bandwidth results" >&2; rc=1; } ;;
+perftest-lat)
+	# columns: bytes iterations t_min t_max t_typical ...
+	[ -n "$(rows)" ] && rows | awk '!($3 > 0 && $5 >= $3) { exit 1 }' ||
+		{ echo "pair: no sane latency results" >&2; rc=1; } ;;
+pingpong)
+	grep -Eq 'bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec' "$out.client" &&
+		grep -Eq '^[0-9]+ iters in' "$out.client" ||
+		{ echo "pair: no pingpong result" >&2; rc=1; } ;;
+none) ;;
+*) echo "pair: unknown check $check" >&2; rc=1 ;;
+esac
+rm -f "$out" "$out.client" "$out.server"
+exit $rc

@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# with-device.sh BUILD_DIR CMD [ARGS...]
+#
+# Runs CMD with a private ringnicd: a fresh runtime dir, ringnic-run on PATH
+# (through RINGNIC_RUNTIME_DIR it finds this device), RINGNICD_PID set.
+# Afterwards the daemon gets SIGTERM and must have removed everything it
+# published.  Exit status: CMD's, or 1 if the device misbehaved.
+set -u
+build=$1
+shift
+export PATH="$build/bin:$PATH"
+export RINGNIC_RUNTIME_DIR
+RINGNIC_RUNTIME_DIR=$(mktemp -d /tmp/rn.XXXXXX)
+dir=$RINGNIC_RUNTIME_DIR
+
+ringnicd --runtime-dir "$dir" --foreground 2>"$dir.log" &
+export RINGNICD_PID=$!
+for _ in $(seq 100); do
+	[ -e "$dir"/sys/class/infiniband_verbs/*/ibdev ] && break
+	sleep 0.05
+done
+if ! [ -e "$dir"/sys/class/infiniband_verbs/*/ibdev ]; then
+	echo "with-device: ringnicd did not come up:" >&2
+	cat "$dir.log" >&2
+	kill -9 "$RINGNICD_PID" 2>/dev/null
+	exit 1
+fi
+node=/dev/infiniband/$(basename "$dir"/sys/class/infiniband_verbs/ringnic_*)
+
+"$@"
+rc=$?
+
+fail() {
+	echo "with-device: $*" >&2
+	cat "$dir.log" >&2
+	rc=1
+}
+if kill -0 "$RINGNICD_PID" 2>/dev/null; then
+	kill -TERM "$RINGNICD_PID"
+	wait "$RINGNICD_PID" || fail "ringnicd exited with status $?"
+	[ -e "$dir" ] && fail "ringnicd left $(find "$dir" | head -5)"
+	[ -e "$node" ] && fail "ringnicd left $node"
+elif [ -z "${RINGNICD_MAY_DIE:-}" ]; then
+	wait "$RINGNICD_PID"
+	fail "ringnicd died during the test (status $?)"
+fi
+rm -rf "$dir" "$dir.log"
+rm -f "$node"
+exit $rc
