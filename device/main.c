@@ -127,6 +127,28 @@ static void device_identity(struct rn_device *dev)
 	snprintf(dev->attr.fw_ver, sizeof(dev->attr.fw_ver), "%s", RN_FW_VERSION);
 }
 
+/* NAME.pid in the runtime dir, for whoever has to stop us. */
+static void write_pidfile(struct rn_device *dev)
+{
+	char path[sizeof(dev->lock_path)];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.pid", dev->runtime_dir, dev->name);
+	f = fopen(path, "we");
+	if (f) {
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+	}
+}
+
+static void remove_pidfile(struct rn_device *dev)
+{
+	char path[sizeof(dev->lock_path)];
+
+	snprintf(path, sizeof(path), "%s/%s.pid", dev->runtime_dir, dev->name);
+	unlink(path);
+}
+
 static int take_lock(struct rn_device *dev)
 {
 	if (snprintf(dev->lock_path, sizeof(dev->lock_path), "%s/%s.lock",
@@ -226,6 +248,7 @@ static void teardown(struct rn_device *dev)
 	if (dev->listening)
 		unlink(dev->ctl_path);
 	if (dev->locked) {
+		remove_pidfile(dev);
 		unlink(dev->lock_path);
 		close(dev->lock_fd);
 		rmdir(dev->runtime_dir);
@@ -434,6 +457,7 @@ int main(int argc, char **argv)
 		teardown(&dev);
 		return 1;
 	}
+	write_pidfile(&dev);
 	report_ready(&ready_fd, 0);
 	rn_info("%s ready in %s\n", dev.name, dev.runtime_dir);
 	run(&dev);

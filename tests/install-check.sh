@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# install-check.sh BUILD_DIR: cmake --install into a staging dir puts every
+# piece where a distro would, and the installed ringnic-run points at the
+# installed shim, not at the build tree.
+set -eu
+build=$1
+stage=$(mktemp -d /tmp/rn-install.XXXXXX)
+trap 'rm -rf "$stage"' EXIT
+DESTDIR=$stage cmake --install "$build" >/dev/null
+libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$build/CMakeCache.txt")
+prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
+for f in "$prefix/sbin/ringnicd" "$prefix/bin/ringnic-run" \
+	"$libdir/libibverbs/libringnic-rdmav34.so" \
+	"$libdir/ringnic/libringnic-shim.so" \
+	/etc/libibverbs.d/ringnic.driver; do
+	[ -e "$stage$f" ] || { echo "missing: $f" >&2; exit 1; }
+done
+grep -q "^driver " "$stage/etc/libibverbs.d/ringnic.driver"
+grep -q "$libdir/ringnic/libringnic-shim.so" "$stage$prefix/bin/ringnic-run"
+if grep -q "$build" "$stage$prefix/bin/ringnic-run"; then
+	echo "installed ringnic-run refers to the build tree" >&2
+	exit 1
+fi
+echo "install layout ok"

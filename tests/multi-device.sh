@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# multi-device.sh BUILD_DIR: two devices in one runtime dir are both
+# visible; a second ringnicd with a taken name is refused; stopping one
+# device leaves the other working; the last one out removes the tree.
+set -u
+export PATH="$1/bin:$PATH"
+export RINGNIC_RUNTIME_DIR
+RINGNIC_RUNTIME_DIR=$(mktemp -d /tmp/rn.XXXXXX)
+dir=$RINGNIC_RUNTIME_DIR
+fail() { echo "multi-device: $*" >&2; exit 1; }
+stop() { kill -TERM "$(cat "$dir/$1.pid")" && while [ -e "$dir/$1.pid" ]; do sleep 0.05; done; }
+
+ringnicd --name rna || fail "rna did not start"
+ringnicd --name rnb || fail "rnb did not start"
+ringnicd --name rna 2>/dev/null && fail "a second rna was accepted"
+list=$(ringnic-run ibv_devices)
+echo "$list" | grep -q rna && echo "$list" | grep -q rnb || fail "not both listed: $list"
+ringnic-run ibv_devinfo -d rnb | grep -q PORT_ACTIVE || fail "rnb not usable"
+
+stop rna
+list=$(ringnic-run ibv_devices)
+echo "$list" | grep -q rna && fail "rna still listed after SIGTERM"
+ringnic-run ibv_devinfo -d rnb | grep -q PORT_ACTIVE || fail "rnb broken by rna's exit"
+stop rnb
+[ -e "$dir" ] && fail "left behind: $(find "$dir")"
+echo "multi-device ok"
