@@ -147,6 +147,10 @@ int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *re
 	qp->rq = (uint8_t *)qp->mem + rq_offset;
 	qp->attr.port_num = 1;
 	qp->attr.path_mig_state = IBV_MIG_MIGRATED;
+	/* A doorbell bit left by an earlier QP with this handle must find a
+	 * valid, empty record here.
+	 */
+	qp->ctrl->sq_db = RN_DB_RECORD(qp->handle, 0);
 	rn_qp_set_state(qp, IBV_QPS_RESET);
 	pd->refs++;
 	scq->refs++;
