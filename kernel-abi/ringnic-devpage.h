@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
 /*
  * The device page: one per opened context, shared by that context and the
- * device.  It tells the device which of the context's queues have news, and
- * tells the provider whether the device must be woken up.
+ * device.  It tells the device which of the context's queues have news (a
+ * QP's new send WQEs or receive WQEs posted in ERR, a CQ armed while CQEs
+ * wait in it or whose event was consumed), and tells the provider whether
+ * the device must be woken up.
  *
  * Ringing a queue (QP q or CQ c):
  *   provider: write the queue's doorbell record or arm word, then
@@ -39,7 +41,7 @@ struct rn_dev_page {
 	__u8 pad0[60];
 	/* written by the provider */
 	struct rn_doorbells qp; /* SQ doorbells and error-state RQ posts */
-	struct rn_doorbells cq; /* arm requests */
+	struct rn_doorbells cq; /* arms over unpolled CQEs, consumed events */
 };
 
 _Static_assert(sizeof(struct rn_doorbells) % 64 == 0, "doorbells cache aligned");

@@ -166,7 +166,10 @@ _Static_assert(sizeof(struct rn_cqe) == 32, "cqe layout");
  * The arm word: bits 1..0 the requested notification level, bits 31..2 a
  * sequence the provider bumps on every arm, so that the device's clearing
  * compare-and-swap can never be confused by a re-arm (no ABA).
- * Levels are ordered; re-arming keeps the larger of the old and new level.
+ * Levels are ordered ERRORS < SOLICITED < ANY; re-arming before the arm
+ * fired keeps the larger level.  An ERRORS arm fires on an error
+ * completion, SOLICITED on a solicited one or an error, ANY on any.
+ * The device fires by clearing the level with a compare-and-swap.
  */
 enum rn_arm_level {
 	RN_ARM_NONE = 0,
@@ -177,18 +180,36 @@ enum rn_arm_level {
 #define RN_ARM_LEVEL_MASK 3u
 #define RN_ARM_SEQ_ONE 4u
 
+/* The arm word after arming 'old' at 'level'. */
+static inline __u32 rn_arm_raise(__u32 old, __u32 level)
+{
+	__u32 cur = old & RN_ARM_LEVEL_MASK;
+
+	return ((old & ~RN_ARM_LEVEL_MASK) + RN_ARM_SEQ_ONE) |
+	       (cur > level ? cur : level);
+}
+
 /*
  * CQ memory: this control block, then the ring of struct rn_cqe at
  * RN_CQ_RING_OFFSET.
+ *
+ * Notifications of one CQ never overlap: the device writes an event to the
+ * CQ's completion channel only when the provider has consumed the previous
+ * one (events_consumed, bumped when the application reads an event).  A
+ * notification that fires meanwhile is held back and 'deferred' is set;
+ * the provider then rings the CQ's doorbell after consuming an event, and
+ * the device delivers it.  Both sides go seq_cst on these two fields.
  */
 struct rn_cq_ctrl {
 	/* written by the provider */
 	__u32 cons; /* CQEs consumed */
 	__u32 arm; /* arm word, see above */
-	__u8 pad0[56];
+	__u32 events_consumed; /* events the application has read */
+	__u8 pad0[52];
 	/* written by the device */
 	__u32 overrun; /* nonzero once the device found the ring full */
-	__u8 pad1[60];
+	__u32 deferred; /* a fired notification waits for events_consumed */
+	__u8 pad1[56];
 };
 
 #define RN_CQ_RING_OFFSET 128
