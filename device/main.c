@@ -215,8 +215,8 @@ static int setup(struct rn_device *dev)
 
 	rn_list_init(&dev->clients);
 	rn_list_init(&dev->active);
-	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR);
-	rn_table_init(&dev->qpns, 0, RN_MAX_QP);
+	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR, RN_REUSE_LATE);
+	rn_table_init(&dev->qpns, 0, RN_MAX_QP, RN_REUSE_LATE);
 	dev->mr_tags = calloc(RN_MAX_MR, sizeof(*dev->mr_tags));
 	dev->qpn_gens = calloc(RN_MAX_QP, sizeof(*dev->qpn_gens));
 	dev->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);

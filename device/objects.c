@@ -17,10 +17,10 @@
 
 void rn_client_tables_init(struct rn_client *client)
 {
-	rn_table_init(&client->pds, 1, RN_CLIENT_MAX_PD);
-	rn_table_init(&client->mrs, 1, RN_CLIENT_MAX_MR);
-	rn_table_init(&client->cqs, 0, RN_CTX_MAX_CQ);
-	rn_table_init(&client->qps, 0, RN_CTX_MAX_QP);
+	rn_table_init(&client->pds, 1, RN_CLIENT_MAX_PD, RN_REUSE_LOWEST);
+	rn_table_init(&client->mrs, 1, RN_CLIENT_MAX_MR, RN_REUSE_LOWEST);
+	rn_table_init(&client->cqs, 0, RN_CTX_MAX_CQ, RN_REUSE_LOWEST);
+	rn_table_init(&client->qps, 0, RN_CTX_MAX_QP, RN_REUSE_LOWEST);
 }
 
 void *rn_shared_alloc(size_t size, int *memfd)

@@ -5,12 +5,14 @@
 
 #include "table.h"
 
-void rn_table_init(struct rn_table *t, uint32_t first, uint32_t max)
+void rn_table_init(struct rn_table *t, uint32_t first, uint32_t max,
+		   enum rn_table_reuse reuse)
 {
 	memset(t, 0, sizeof(*t));
 	t->first = first;
 	t->hint = first;
 	t->max = max;
+	t->reuse = reuse;
 }
 
 void rn_table_destroy(struct rn_table *t)
@@ -43,19 +45,19 @@ int64_t rn_table_insert(struct rn_table *t, void *obj)
 
 	if (t->used + t->first >= t->max)
 		return -1;
-	/* Search from the hint to the end, then from the start: a slot is
-	 * reused as late as possible, which delays the reuse of handles.
-	 */
+	/* From the hint on (LOWEST keeps it at the lowest free index). */
 	for (;;) {
 		for (i = t->hint; i < t->size; i++)
 			if (!t->slot[i])
 				goto found;
-		for (i = t->first; i < t->hint && i < t->size; i++)
-			if (!t->slot[i])
-				goto found;
-		if (grow(t))
-			return -1;
+		if (t->size == t->max || grow(t))
+			break;
 	}
+	/* LATE only: everything past the hint is taken, wrap around. */
+	for (i = t->first; i < t->hint && i < t->size; i++)
+		if (!t->slot[i])
+			goto found;
+	return -1;
 found:
 	t->slot[i] = obj;
 	t->used++;
@@ -68,5 +70,7 @@ void rn_table_remove(struct rn_table *t, uint32_t index)
 	if (index < t->size && t->slot[index]) {
 		t->slot[index] = NULL;
 		t->used--;
+		if (t->reuse == RN_REUSE_LOWEST && index < t->hint)
+			t->hint = index;
 	}
 }

@@ -9,6 +9,17 @@
 
 #include <stdint.h>
 
+/*
+ * Which free index an insert takes.  Names that other parties hold on to
+ * (keys, QPNs) come back as late as possible, so that a stale one finds
+ * nothing; a client's own handles are reused at once, which keeps a
+ * client's tables as small as its live objects.
+ */
+enum rn_table_reuse {
+	RN_REUSE_LOWEST, /* the lowest free index */
+	RN_REUSE_LATE, /* round robin over [first, max): grow before wrapping */
+};
+
 struct rn_table {
 	void **slot;
 	uint32_t size; /* allocated slots */
@@ -16,9 +27,11 @@ struct rn_table {
 	uint32_t max; /* indices are < max */
 	uint32_t first; /* lowest index handed out */
 	uint32_t hint; /* where the search for a free slot starts */
+	enum rn_table_reuse reuse;
 };
 
-void rn_table_init(struct rn_table *t, uint32_t first, uint32_t max);
+void rn_table_init(struct rn_table *t, uint32_t first, uint32_t max,
+		   enum rn_table_reuse reuse);
 void rn_table_destroy(struct rn_table *t);
 /* Store obj at a free index; returns the index, or -1 when full (ENOMEM). */
 int64_t rn_table_insert(struct rn_table *t, void *obj);

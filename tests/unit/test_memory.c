@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Key, rights and range checks against an MR (rn_mr_check), iova
+ * translation (rn_iovs_add), and data movement with process_vm_readv /
+ * process_vm_writev, here within the test process itself.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "memory.h"
+
+#define MR_IOVA 0x10000ull
+#define MR_LEN 0x1000ull
+#define MR_KEY 0x001234a7u
+
+struct mr_env {
+	struct rn_client client, other_client;
+	struct rn_pd pd, other_pd;
+	struct rn_mr mr;
+};
+
+static void env_init(struct mr_env *e, uint64_t iova, uint64_t len,
+		     uint32_t access)
+{
+	memset(e, 0, sizeof(*e));
+	e->pd.client = &e->client;
+	e->other_pd.client = &e->client;
+	e->mr.client = &e->client;
+	e->mr.pd = &e->pd;
+	e->mr.key = MR_KEY;
+	e->mr.iova = iova;
+	e->mr.length = len;
+	e->mr.addr = 0x7f0000000000ull;
+	e->mr.access = access;
+}
+
+static enum rn_mem_status check(const struct mr_env *e, uint64_t addr,
+				uint64_t len, uint32_t access)
+{
+	return rn_mr_check(&e->mr, MR_KEY, &e->client, &e->pd, addr, len,
+			   access);
+}
+
+/* ---- rn_mr_check ---------------------------------------------------------- */
+
+static void test_mr_check_ok(void **state)
+{
+	struct mr_env e;
+
+	(void)state;
+	env_init(&e, MR_IOVA, MR_LEN, IBV_ACCESS_LOCAL_WRITE |
+		 IBV_ACCESS_REMOTE_READ);
+	assert_int_equal(check(&e, MR_IOVA, MR_LEN, 0), RN_MEM_OK);
+	assert_int_equal(check(&e, MR_IOVA, 1, IBV_ACCESS_LOCAL_WRITE),
+			 RN_MEM_OK);
+	assert_int_equal(check(&e, MR_IOVA + MR_LEN - 1, 1,
+			       IBV_ACCESS_REMOTE_READ), RN_MEM_OK);
+	assert_int_equal(check(&e, MR_IOVA + 100, 200, IBV_ACCESS_LOCAL_WRITE |
+			       IBV_ACCESS_REMOTE_READ), RN_MEM_OK);
+}
+
+static void test_mr_check_bad_key(void **state)
+{
+	struct mr_env e;
+
+	(void)state;
+	env_init(&e, MR_IOVA, MR_LEN, IBV_ACCESS_LOCAL_WRITE);
+	/* The same index with another tag: a key of an earlier MR. */
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.client, &e.pd,
+				     MR_IOVA, 8, 0), RN_MEM_BAD_KEY);
+	assert_int_equal(rn_mr_check(&e.mr, (MR_KEY & ~0xffu) | 0xa8,
+				     &e.client, &e.pd, MR_IOVA, 8, 0),
+			 RN_MEM_BAD_KEY);
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY + 0x100, &e.client, &e.pd,
+				     MR_IOVA, 8, 0), RN_MEM_BAD_KEY);
+	assert_int_equal(rn_mr_check(NULL, MR_KEY, &e.client, &e.pd, MR_IOVA,
+				     8, 0), RN_MEM_BAD_KEY);
+	/* The right key, but the MR belongs to someone else. */
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY, &e.other_client, &e.pd,
+				     MR_IOVA, 8, 0), RN_MEM_BAD_KEY);
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY, &e.client, &e.other_pd,
+				     MR_IOVA, 8, 0), RN_MEM_BAD_KEY);
+	/* A bad key wins over a bad range or missing rights. */
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.client, &e.pd, 0,
+				     8, IBV_ACCESS_REMOTE_ATOMIC),
+			 RN_MEM_BAD_KEY);
+}
+
+static void test_mr_check_access(void **state)
+{
+	static const uint32_t rights[] = {
+		IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_WRITE,
+		IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	struct mr_env e;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		env_init(&e, MR_IOVA, MR_LEN, rights[i]);
+		for (j = 0; j < 4; j++)
+			assert_int_equal(check(&e, MR_IOVA, 8, rights[j]),
+					 i == j ? RN_MEM_OK : RN_MEM_BAD_ACCESS);
+		/* Both rights asked, one granted. */
+		assert_int_equal(check(&e, MR_IOVA, 8, rights[i] |
+				       rights[(i + 1) % 4]), RN_MEM_BAD_ACCESS);
+		assert_int_equal(check(&e, MR_IOVA, 8, 0), RN_MEM_OK);
+	}
+}
+
+static void test_mr_check_range(void **state)
+{
+	struct mr_env e;
+
+	(void)state;
+	env_init(&e, MR_IOVA, MR_LEN, IBV_ACCESS_LOCAL_WRITE);
+	/* Before the start, and straddling it. */
+	assert_int_equal(check(&e, MR_IOVA - 1, 1, 0), RN_MEM_BAD_RANGE);
+	assert_int_equal(check(&e, MR_IOVA - 1, 2, 0), RN_MEM_BAD_RANGE);
+	assert_int_equal(check(&e, 0, 8, 0), RN_MEM_BAD_RANGE);
+	/* Straddling the end, just after it, far after it. */
+	assert_int_equal(check(&e, MR_IOVA + MR_LEN - 1, 2, 0),
+			 RN_MEM_BAD_RANGE);
+	assert_int_equal(check(&e, MR_IOVA, MR_LEN + 1, 0), RN_MEM_BAD_RANGE);
+	assert_int_equal(check(&e, MR_IOVA + MR_LEN, 1, 0), RN_MEM_BAD_RANGE);
+	assert_int_equal(check(&e, MR_IOVA + 2 * MR_LEN, 8, 0),
+			 RN_MEM_BAD_RANGE);
+	/* Covering the whole MR and more on both sides. */
+	assert_int_equal(check(&e, MR_IOVA - 8, MR_LEN + 16, 0),
+			 RN_MEM_BAD_RANGE);
+}
+
+/* addr + len past 2^64 must not look like a small end inside the MR. */
+static void test_mr_check_wrap(void **state)
+{
+	struct mr_env e;
+
+	(void)state;
+	env_init(&e, MR_IOVA, MR_LEN, IBV_ACCESS_LOCAL_WRITE);
+	assert_int_equal(check(&e, MR_IOVA + 16, UINT64_MAX, 0),
+			 RN_MEM_BAD_RANGE);
+	assert_int_equal(check(&e, MR_IOVA + 16, UINT64_MAX - 15, 0),
+			 RN_MEM_BAD_RANGE);
+	assert_int_equal(check(&e, MR_IOVA + 16, -(MR_IOVA + 16) + 32, 0),
+			 RN_MEM_BAD_RANGE);
+	assert_int_equal(check(&e, UINT64_MAX, 2, 0), RN_MEM_BAD_RANGE);
+	assert_int_equal(check(&e, UINT64_MAX - 7, 16, 0), RN_MEM_BAD_RANGE);
+
+	/* An MR that ends exactly at 2^64. */
+	env_init(&e, UINT64_MAX - MR_LEN + 1, MR_LEN, IBV_ACCESS_LOCAL_WRITE);
+	assert_int_equal(check(&e, UINT64_MAX - MR_LEN + 1, MR_LEN, 0),
+			 RN_MEM_OK);
+	assert_int_equal(check(&e, UINT64_MAX, 1, 0), RN_MEM_OK);
+	assert_int_equal(check(&e, UINT64_MAX, 2, 0), RN_MEM_BAD_RANGE);
+	assert_int_equal(check(&e, UINT64_MAX - 1, UINT64_MAX, 0),
+			 RN_MEM_BAD_RANGE);
+	assert_int_equal(check(&e, 0, 1, 0), RN_MEM_BAD_RANGE);
+}
+
+/* A zero-length range needs no MR, no key, no rights, no range. */
+static void test_mr_check_zero_length(void **state)
+{
+	struct mr_env e;
+
+	(void)state;
+	env_init(&e, MR_IOVA, MR_LEN, 0);
+	assert_int_equal(rn_mr_check(NULL, 0, NULL, NULL, 0, 0, 0), RN_MEM_OK);
+	assert_int_equal(rn_mr_check(NULL, 12345, &e.client, &e.pd, 77, 0,
+				     IBV_ACCESS_REMOTE_WRITE), RN_MEM_OK);
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.other_client,
+				     &e.other_pd, UINT64_MAX, 0,
+				     IBV_ACCESS_REMOTE_ATOMIC), RN_MEM_OK);
+}
+
+/* ---- rn_iovs_add ---------------------------------------------------------- */
+
+static void test_iovs_add(void **state)
+{
+	static char buf[MR_LEN];
+	struct rn_iovs v = { .pid = 1 };
+	struct mr_env e;
+
+	(void)state;
+	env_init(&e, MR_IOVA, MR_LEN, 0);
+	e.mr.addr = (uintptr_t)buf;
+	rn_iovs_add(&v, &e.mr, MR_IOVA + 16, 32);
+	rn_iovs_add(&v, &e.mr, MR_IOVA + 100, 0);
+	rn_iovs_add(&v, &e.mr, MR_IOVA, MR_LEN);
+	assert_int_equal(v.n, 2);
+	assert_int_equal(v.len, 32 + MR_LEN);
+	assert_ptr_equal(v.iov[0].iov_base, buf + 16);
+	assert_int_equal(v.iov[0].iov_len, 32);
+	assert_ptr_equal(v.iov[1].iov_base, buf);
+	assert_int_equal(v.iov[1].iov_len, MR_LEN);
+
+	/* A zero-based MR: iova 0 is the first byte. */
+	env_init(&e, 0, MR_LEN, 0);
+	e.mr.addr = (uintptr_t)buf;
+	rn_iovs_add(&v, &e.mr, 5, 7);
+	assert_int_equal(v.n, 3);
+	assert_ptr_equal(v.iov[2].iov_base, buf + 5);
+	assert_int_equal(v.len, 39 + MR_LEN);
+
+	/* iova above addr. */
+	env_init(&e, (uintptr_t)buf + 0x100000, MR_LEN, 0);
+	e.mr.addr = (uintptr_t)buf;
+	rn_iovs_add(&v, &e.mr, (uintptr_t)buf + 0x100000 + MR_LEN - 1, 1);
+	assert_ptr_equal(v.iov[3].iov_base, buf + MR_LEN - 1);
+}
+
+/* ---- DMA ------------------------------------------------------------------ */
+
+#define DMA_LEN 1000
+
+static void pattern(uint8_t *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * 7 + i / 251);
+}
+
+/* Cut 'area' into segments of the given sizes, each 'gap' bytes apart. */
+static void split(struct rn_iovs *v, uint8_t *area, const size_t *sizes,
+		  unsigned int n, size_t gap)
+{
+	unsigned int i;
+
+	memset(v, 0, sizeof(*v));
+	v->pid = getpid();
+	for (i = 0; i < n; i++) {
+		v->iov[i].iov_base = area;
+		v->iov[i].iov_len = sizes[i];
+		v->len += sizes[i];
+		area += sizes[i] + gap;
+	}
+	v->n = n;
+}
+
+/* Concatenate the segments of v (the bytes a transfer sees). */
+static void gather(const struct rn_iovs *v, uint8_t *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < v->n; i++) {
+		memcpy(out, v->iov[i].iov_base, v->iov[i].iov_len);
+		out += v->iov[i].iov_len;
+	}
+}
+
+static const size_t src_sizes[] = { 100, 1, 333, 64, 502 };
+static const size_t dst_sizes[] = { 7, 500, 13, 1, 479 };
+
+struct dma_env {
+	uint8_t src_area[2 * DMA_LEN];
+	uint8_t dst_area[2 * DMA_LEN];
+	struct rn_iovs src, dst;
+};
+
+static void dma_env_init(struct dma_env *d)
+{
+	pattern(d->src_area, sizeof(d->src_area), 11);
+	memset(d->dst_area, 0xcc, sizeof(d->dst_area));
+	split(&d->src, d->src_area, src_sizes, 5, 17);
+	split(&d->dst, d->dst_area, dst_sizes, 5, 9);
+	assert_int_equal(d->src.len, DMA_LEN);
+	assert_int_equal(d->dst.len, DMA_LEN);
+}
+
+/* The first len bytes arrived, the rest of dst and every gap is intact. */
+static void assert_copied(const struct dma_env *d, uint64_t len)
+{
+	uint8_t want[DMA_LEN], got[DMA_LEN];
+	uint8_t shadow[2 * DMA_LEN];
+	unsigned int i;
+	size_t off;
+
+	gather(&d->src, want);
+	gather(&d->dst, got);
+	assert_memory_equal(got, want, len);
+	for (off = len; off < DMA_LEN; off++)
+		assert_int_equal(got[off], 0xcc);
+	/* Gaps between the dst segments were not written. */
+	memcpy(shadow, d->dst_area, sizeof(shadow));
+	for (i = 0; i < d->dst.n; i++)
+		memset(shadow + ((uint8_t *)d->dst.iov[i].iov_base -
+				 d->dst_area), 0xcc, d->dst.iov[i].iov_len);
+	for (off = 0; off < sizeof(shadow); off++)
+		assert_int_equal(shadow[off], 0xcc);
+}
+
+/* Any bounce size, smaller or larger than the transfer; nothing of the
+ * bounce buffer beyond bounce_size is touched.
+ */
+static void test_dma_copy_uneven(void **state)
+{
+	static const size_t bounces[] = { 1, 3, 64, 100, 999, 1000, 2048 };
+	uint8_t bounce[2048 + 64];
+	struct dma_env d;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(bounces) / sizeof(bounces[0]); i++) {
+		dma_env_init(&d);
+		memset(bounce, 0x5c, sizeof(bounce));
+		assert_int_equal(rn_dma_copy(&d.src, &d.dst, DMA_LEN, bounce,
+					     bounces[i]), RN_DMA_OK);
+		assert_copied(&d, DMA_LEN);
+		for (j = bounces[i]; j < sizeof(bounce); j++)
+			assert_int_equal(bounce[j], 0x5c);
+	}
+}
+
+/* Only the first len bytes are moved. */
+static void test_dma_copy_prefix(void **state)
+{
+	static const uint64_t lens[] = { 0, 1, 7, 8, 101, 507, 999 };
+	uint8_t bounce[64];
+	struct dma_env d;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		dma_env_init(&d);
+		assert_int_equal(rn_dma_copy(&d.src, &d.dst, lens[i], bounce,
+					     sizeof(bounce)), RN_DMA_OK);
+		assert_copied(&d, lens[i]);
+	}
+}
+
+static void test_dma_to_from(void **state)
+{
+	uint8_t buf[DMA_LEN], back[DMA_LEN];
+	struct dma_env d;
+
+	(void)state;
+	dma_env_init(&d);
+	pattern(buf, sizeof(buf), 99);
+	assert_int_equal(rn_dma_to(&d.dst, buf, DMA_LEN), RN_DMA_OK);
+	gather(&d.dst, back);
+	assert_memory_equal(back, buf, DMA_LEN);
+
+	memset(back, 0, sizeof(back));
+	assert_int_equal(rn_dma_from(&d.src, back, 777), RN_DMA_OK);
+	gather(&d.src, buf);
+	assert_memory_equal(back, buf, 777);
+	assert_int_equal(back[777], 0);
+
+	/* Nothing to move: nothing looked at. */
+	memset(&d.src, 0, sizeof(d.src));
+	assert_int_equal(rn_dma_to(&d.src, buf, 0), RN_DMA_OK);
+	assert_int_equal(rn_dma_from(&d.src, buf, 0), RN_DMA_OK);
+	assert_int_equal(rn_dma_copy(&d.src, &d.src, 0, buf, 1), RN_DMA_OK);
+}
+
+/* Three pages; the middle one is unmapped, the last one read-only. */
+struct hole {
+	uint8_t *base;
+	size_t page;
+};
+
+static int hole_setup(void **state)
+{
+	static struct hole h;
+
+	h.page = (size_t)sysconf(_SC_PAGESIZE);
+	h.base = mmap(NULL, 3 * h.page, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h.base == MAP_FAILED)
+		return -1;
+	memset(h.base, 0x11, 3 * h.page);
+	if (munmap(h.base + h.page, h.page) ||
+	    mprotect(h.base + 2 * h.page, h.page, PROT_READ))
+		return -1;
+	*state = &h;
+	return 0;
+}
+
+static int hole_teardown(void **state)
+{
+	struct hole *h = *state;
+
+	munmap(h->base, h->page);
+	munmap(h->base + 2 * h->page, h->page);
+	return 0;
+}
+
+static void one_iov(struct rn_iovs *v, void *base, size_t len)
+{
+	memset(v, 0, sizeof(*v));
+	v->pid = getpid();
+	v->n = 1;
+	v->iov[0].iov_base = base;
+	v->iov[0].iov_len = len;
+	v->len = len;
+}
+
+/* Nothing else may have been mapped into the hole since the setup. */
+static void assert_hole(const struct hole *h)
+{
+	assert_int_equal(msync(h->base + h->page, h->page, MS_ASYNC), -1);
+	assert_int_equal(errno, ENOMEM);
+}
+
+static void test_dma_faults(void **state)
+{
+	struct hole *h = *state;
+	uint8_t *hole = h->base + h->page, *ro = h->base + 2 * h->page;
+	uint8_t good[256], bounce[64];
+	struct rn_iovs src, dst, bad;
+
+	assert_hole(h);
+	pattern(good, sizeof(good), 1);
+	one_iov(&src, good, sizeof(good));
+	one_iov(&dst, h->base, sizeof(good));
+
+	one_iov(&bad, hole, sizeof(good));
+	assert_int_equal(rn_dma_copy(&bad, &dst, sizeof(good), bounce,
+				     sizeof(bounce)), RN_DMA_SRC_FAULT);
+	assert_int_equal(rn_dma_copy(&src, &bad, sizeof(good), bounce,
+				     sizeof(bounce)), RN_DMA_DST_FAULT);
+	assert_int_equal(rn_dma_from(&bad, good, sizeof(good)),
+			 RN_DMA_SRC_FAULT);
+	assert_int_equal(rn_dma_to(&bad, good, sizeof(good)),
+			 RN_DMA_DST_FAULT);
+
+	/* Running off the end of the mapped page into the hole. */
+	one_iov(&bad, hole - 100, sizeof(good));
+	assert_int_equal(rn_dma_copy(&bad, &dst, sizeof(good), bounce,
+				     sizeof(bounce)), RN_DMA_SRC_FAULT);
+	assert_int_equal(rn_dma_copy(&src, &bad, sizeof(good), bounce,
+				     sizeof(bounce)), RN_DMA_DST_FAULT);
+	assert_int_equal(rn_dma_to(&bad, good, sizeof(good)),
+			 RN_DMA_DST_FAULT);
+
+	/* A read-only page can be a source but not a destination. */
+	one_iov(&bad, ro, sizeof(good));
+	assert_int_equal(rn_dma_copy(&bad, &dst, sizeof(good), bounce,
+				     sizeof(bounce)), RN_DMA_OK);
+	assert_int_equal(rn_dma_copy(&src, &bad, sizeof(good), bounce,
+				     sizeof(bounce)), RN_DMA_DST_FAULT);
+	assert_int_equal(rn_dma_to(&bad, good, sizeof(good)),
+			 RN_DMA_DST_FAULT);
+	assert_int_equal(ro[0], 0x11);
+}
+
+/* A fault in the second segment of a list, after good chunks were moved. */
+static void test_dma_fault_later_segment(void **state)
+{
+	struct hole *h = *state;
+	uint8_t good[512], out[512], bounce[64];
+	struct rn_iovs src, dst;
+
+	assert_hole(h);
+	pattern(good, sizeof(good), 2);
+	memset(out, 0, sizeof(out));
+	one_iov(&src, good, sizeof(good));
+	one_iov(&dst, out, 256);
+	dst.iov[1].iov_base = h->base + h->page;
+	dst.iov[1].iov_len = 256;
+	dst.n = 2;
+	dst.len = 512;
+	assert_int_equal(rn_dma_copy(&src, &dst, sizeof(good), bounce,
+				     sizeof(bounce)), RN_DMA_DST_FAULT);
+	/* The chunks before the fault did arrive. */
+	assert_memory_equal(out, good, 256);
+
+	one_iov(&src, good, 256);
+	src.iov[1].iov_base = h->base + h->page + 8;
+	src.iov[1].iov_len = 256;
+	src.n = 2;
+	src.len = 512;
+	one_iov(&dst, out, sizeof(out));
+	assert_int_equal(rn_dma_copy(&src, &dst, sizeof(out), bounce,
+				     sizeof(bounce)), RN_DMA_SRC_FAULT);
+	assert_int_equal(rn_dma_from(&src, out, sizeof(out)),
+			 RN_DMA_SRC_FAULT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mr_check_ok),
+		cmocka_unit_test(test_mr_check_bad_key),
+		cmocka_unit_test(test_mr_check_access),
+		cmocka_unit_test(test_mr_check_range),
+		cmocka_unit_test(test_mr_check_wrap),
+		cmocka_unit_test(test_mr_check_zero_length),
+		cmocka_unit_test(test_iovs_add),
+		cmocka_unit_test(test_dma_copy_uneven),
+		cmocka_unit_test(test_dma_copy_prefix),
+		cmocka_unit_test(test_dma_to_from),
+		cmocka_unit_test_setup_teardown(test_dma_faults, hole_setup,
+						hole_teardown),
+		cmocka_unit_test_setup_teardown(test_dma_fault_later_segment,
+						hole_setup, hole_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
