@@ -315,6 +315,8 @@ static struct result exec_send(struct rn_qp *qp, const struct rn_wqe *w)
 						       IBV_WC_REM_OP_ERR, 0);
 	}
 	switch (move_out(dev, w, &src, &dsts, len)) {
+	case RN_DMA_GONE:
+		return wait_ack();
 	case RN_DMA_SRC_FAULT:
 		/* The receive WQE was not consumed: the responder never saw it. */
 		return done(IBV_WC_LOC_PROT_ERR, 0);
@@ -365,6 +367,8 @@ static struct result exec_write(struct rn_qp *qp, const struct rn_wqe *w)
 		}
 	}
 	switch (move_out(dev, w, &src, &remote, len)) {
+	case RN_DMA_GONE:
+		return wait_ack();
 	case RN_DMA_SRC_FAULT:
 		return done(IBV_WC_LOC_PROT_ERR, 0);
 	case RN_DMA_DST_FAULT:
@@ -400,6 +404,8 @@ static struct result exec_read(struct rn_qp *qp, const struct rn_wqe *w)
 	}
 	switch (rn_dma_copy(&remote, &local, local.len, dev->bounce,
 			    RN_BOUNCE_SIZE)) {
+	case RN_DMA_GONE:
+		return wait_ack();
 	case RN_DMA_SRC_FAULT:
 		qp_fatal(dst, IBV_EVENT_QP_ACCESS_ERR);
 		return done(IBV_WC_REM_ACCESS_ERR, 0);
@@ -420,15 +426,14 @@ static struct result exec_read(struct rn_qp *qp, const struct rn_wqe *w)
 static struct result exec_atomic(struct rn_qp *qp, const struct rn_wqe *w)
 {
 	struct rn_iovs local, remote;
-	enum ibv_wc_status st;
+	enum rn_dma_status st;
 	uint64_t old, new;
 	struct rn_qp *dst;
 
 	if (w->num_sge != 1 || w->sge[0].length != sizeof(uint64_t))
 		return done(IBV_WC_LOC_LEN_ERR, 0);
-	st = local_sgl(qp, w->sge, 1, IBV_ACCESS_LOCAL_WRITE, &local);
-	if (st)
-		return done(st, 0);
+	if (local_sgl(qp, w->sge, 1, IBV_ACCESS_LOCAL_WRITE, &local))
+		return done(IBV_WC_LOC_PROT_ERR, 0);
 	dst = peer_of(qp);
 	if (!dst)
 		return wait_ack();
@@ -437,19 +442,26 @@ static struct result exec_atomic(struct rn_qp *qp, const struct rn_wqe *w)
 		return done(IBV_WC_REM_INV_REQ_ERR, 0);
 	}
 	if (!remote_range(dst, w->remote_addr, w->rkey, sizeof(uint64_t),
-			  IBV_ACCESS_REMOTE_ATOMIC, &remote) ||
-	    rn_dma_from(&remote, &old, sizeof(old))) {
+			  IBV_ACCESS_REMOTE_ATOMIC, &remote)) {
 		qp_fatal(dst, IBV_EVENT_QP_ACCESS_ERR);
 		return done(IBV_WC_REM_ACCESS_ERR, 0);
 	}
-	if (w->opcode == RN_OP_FETCH_ADD)
-		new = old + w->compare_add;
-	else
-		new = old == w->compare_add ? w->swap : old;
-	if (new != old && rn_dma_to(&remote, &new, sizeof(new))) {
+	st = rn_dma_from(&remote, &old, sizeof(old));
+	if (st == RN_DMA_OK) {
+		if (w->opcode == RN_OP_FETCH_ADD)
+			new = old + w->compare_add;
+		else
+			new = old == w->compare_add ? w->swap : old;
+		if (new != old)
+			st = rn_dma_to(&remote, &new, sizeof(new));
+	}
+	if (st == RN_DMA_GONE)
+		return wait_ack();
+	if (st) {
 		qp_fatal(dst, IBV_EVENT_QP_ACCESS_ERR);
 		return done(IBV_WC_REM_ACCESS_ERR, 0);
 	}
+	/* The responder's side is done: from here on it is not retried. */
 	if (rn_dma_to(&local, &old, sizeof(old)))
 		return done(IBV_WC_LOC_PROT_ERR, 0);
 	advance_psns(qp, dst, sizeof(old));

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -55,9 +56,13 @@ static unsigned int slice(const struct rn_iovs *v, uint64_t off, uint64_t len,
 	return n;
 }
 
-static bool moved_all(ssize_t done, uint64_t want)
+/* The outcome of one process_vm_* call that was to move 'want' bytes. */
+static enum rn_dma_status moved(ssize_t done, uint64_t want,
+				enum rn_dma_status fault)
 {
-	return done >= 0 && (uint64_t)done == want;
+	if (done >= 0 && (uint64_t)done == want)
+		return RN_DMA_OK;
+	return done < 0 && errno == ESRCH ? RN_DMA_GONE : fault;
 }
 
 enum rn_dma_status rn_dma_copy(const struct rn_iovs *src,
@@ -65,6 +70,7 @@ enum rn_dma_status rn_dma_copy(const struct rn_iovs *src,
 			       uint8_t *bounce, size_t bounce_size)
 {
 	struct iovec part[RN_MAX_SGE];
+	enum rn_dma_status st;
 	struct iovec local;
 	uint64_t off;
 	unsigned int n;
@@ -74,13 +80,15 @@ enum rn_dma_status rn_dma_copy(const struct rn_iovs *src,
 		local.iov_len = len - off < bounce_size ? len - off : bounce_size;
 
 		n = slice(src, off, local.iov_len, part);
-		if (!moved_all(process_vm_readv(src->pid, &local, 1, part, n, 0),
-			       local.iov_len))
-			return RN_DMA_SRC_FAULT;
+		st = moved(process_vm_readv(src->pid, &local, 1, part, n, 0),
+			   local.iov_len, RN_DMA_SRC_FAULT);
+		if (st)
+			return st;
 		n = slice(dst, off, local.iov_len, part);
-		if (!moved_all(process_vm_writev(dst->pid, &local, 1, part, n, 0),
-			       local.iov_len))
-			return RN_DMA_DST_FAULT;
+		st = moved(process_vm_writev(dst->pid, &local, 1, part, n, 0),
+			   local.iov_len, RN_DMA_DST_FAULT);
+		if (st)
+			return st;
 	}
 	return RN_DMA_OK;
 }
@@ -95,9 +103,8 @@ enum rn_dma_status rn_dma_to(const struct rn_iovs *dst, const void *buf,
 	if (!len)
 		return RN_DMA_OK;
 	n = slice(dst, 0, len, part);
-	if (!moved_all(process_vm_writev(dst->pid, &local, 1, part, n, 0), len))
-		return RN_DMA_DST_FAULT;
-	return RN_DMA_OK;
+	return moved(process_vm_writev(dst->pid, &local, 1, part, n, 0), len,
+		     RN_DMA_DST_FAULT);
 }
 
 enum rn_dma_status rn_dma_from(const struct rn_iovs *src, void *buf,
@@ -110,7 +117,6 @@ enum rn_dma_status rn_dma_from(const struct rn_iovs *src, void *buf,
 	if (!len)
 		return RN_DMA_OK;
 	n = slice(src, 0, len, part);
-	if (!moved_all(process_vm_readv(src->pid, &local, 1, part, n, 0), len))
-		return RN_DMA_SRC_FAULT;
-	return RN_DMA_OK;
+	return moved(process_vm_readv(src->pid, &local, 1, part, n, 0), len,
+		     RN_DMA_SRC_FAULT);
 }

@@ -41,8 +41,9 @@ void rn_iovs_add(struct rn_iovs *v, const struct rn_mr *mr, uint64_t addr,
 
 enum rn_dma_status {
 	RN_DMA_OK = 0,
-	RN_DMA_SRC_FAULT, /* the source could not be read (unmapped, exited) */
+	RN_DMA_SRC_FAULT, /* the source could not be read (not mapped) */
 	RN_DMA_DST_FAULT, /* the destination could not be written */
+	RN_DMA_GONE, /* a process exited; we have not seen its hang-up yet */
 };
 
 /* Copy the first len bytes of src into dst (len <= both lengths). */
