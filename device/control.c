@@ -130,6 +130,12 @@ struct rn_reply {
 	int nfds;
 };
 
+/* Descriptors a request may carry: OPEN exactly one, CREATE_CQ at most one. */
+static int fds_allowed(uint32_t op)
+{
+	return op == RN_CTL_OPEN || op == RN_CTL_CREATE_CQ ? 1 : 0;
+}
+
 static const size_t req_size[RN_CTL_OP_MAX + 1] = {
 	[RN_CTL_OPEN] = sizeof(struct rn_ctl_open_req),
 	[RN_CTL_ALLOC_PD] = sizeof(struct rn_ctl_alloc_pd_req),
@@ -216,11 +222,16 @@ static int dispatch(struct rn_client *client, struct rn_msg *m,
 		return rn_mr_reg(client, (void *)m->req.buf, (void *)r->resp.buf);
 	case RN_CTL_DEREG_MR:
 		return rn_mr_dereg(client, h->handle);
-	case RN_CTL_CREATE_CQ:
+	case RN_CTL_CREATE_CQ: {
+		int channel = m->nfds ? m->fds[0] : -1;
+
 		r->resp.hdr.len = sizeof(struct rn_ctl_create_cq_resp);
 		ret = rn_cq_create(client, (void *)m->req.buf, (void *)r->resp.buf,
-				   &memfd);
+				   &channel, &memfd);
+		if (channel < 0)
+			m->nfds = 0; /* the CQ kept the channel */
 		break;
+	}
 	case RN_CTL_DESTROY_CQ:
 		return rn_cq_destroy(client, h->handle);
 	case RN_CTL_CREATE_QP:
@@ -262,7 +273,7 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 	if (m->len < sizeof(m->req.hdr) || m->req.hdr.len != m->len ||
 	    op < RN_CTL_OPEN || op > RN_CTL_OP_MAX || m->len != req_size[op] ||
 	    (op == RN_CTL_OPEN) == client->opened ||
-	    (op != RN_CTL_OPEN && m->nfds))
+	    m->nfds > fds_allowed(op))
 		return false;
 
 	r.resp.hdr.status = op == RN_CTL_OPEN ? do_open(client, m, &r) :

@@ -3,11 +3,11 @@
 #include "ringnicd.h"
 
 /*
- * Append a CQE.  Returns false when the CQ cannot take it: the CQ is full
- * (overrun, which puts the CQ into error for good, as on hardware) or
- * already in error.
+ * Append a CQE (solicited: it completes a receive the sender solicited).
+ * Returns false when the CQ cannot take it: the CQ is full (overrun, which
+ * puts the CQ into error for good, as on hardware) or already in error.
  */
-bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe)
+bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe, bool solicited)
 {
 	struct rn_cqe *slot;
 	uint32_t cons;
@@ -40,5 +40,6 @@ bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe)
 	__atomic_store_n(&slot->owner, RN_CQE_PHASE(cq->prod, cq->log2_entries),
 			 __ATOMIC_RELEASE);
 	cq->prod++;
+	rn_cq_note(cq, cqe->status != IBV_WC_SUCCESS, solicited);
 	return true;
 }

@@ -110,7 +110,7 @@ static void complete_send(struct rn_qp *qp, const struct rn_wqe *w,
 			.qp_num = qp->qpn,
 		};
 
-		if (!rn_cq_push(qp->send_cq, &cqe))
+		if (!rn_cq_push(qp->send_cq, &cqe, false))
 			rn_qp_to_error(qp);
 	}
 }
@@ -135,7 +135,7 @@ static void complete_recv(struct rn_qp *qp, const struct rn_rwqe *r,
 	}
 	qp->rq_head += r->nslots;
 	__atomic_store_n(&qp->ctrl->rq_cons, qp->rq_head, __ATOMIC_RELEASE);
-	if (!rn_cq_push(qp->recv_cq, &cqe))
+	if (!rn_cq_push(qp->recv_cq, &cqe, w && w->flags & RN_WQE_SOLICITED))
 		rn_qp_to_error(qp);
 }
 
@@ -206,7 +206,10 @@ static bool remote_range(struct rn_qp *dst, uint64_t addr, uint32_t rkey,
 	return true;
 }
 
-/* The connected QP, if it can receive now (RTR, RTS or SQD). */
+/*
+ * The connected QP, if it can receive now (RTR, RTS or SQD).  The first
+ * request a QP receives in RTR establishes communication (COMM_EST).
+ */
 static struct rn_qp *peer_of(struct rn_qp *qp)
 {
 	struct rn_qp *dst = rn_qp_by_qpn(qp->client->dev, qp->attr.dest_qp_num);
@@ -214,6 +217,10 @@ static struct rn_qp *peer_of(struct rn_qp *qp)
 	if (!dst || dst->attr.qp_state < IBV_QPS_RTR ||
 	    dst->attr.qp_state > IBV_QPS_SQD)
 		return NULL;
+	if (!dst->comm_est && dst->attr.qp_state == IBV_QPS_RTR) {
+		dst->comm_est = true;
+		rn_async_event(dst->client, dst->user_handle, IBV_EVENT_COMM_EST);
+	}
 	return dst;
 }
 
@@ -600,9 +607,10 @@ void rn_engine_doorbell(struct rn_qp *qp)
 		rn_engine_schedule(qp);
 }
 
-static bool scan_doorbells(struct rn_client *client)
+/* Take the rung doorbells of one bitmap; calls ring(table entry) for each. */
+static bool scan(struct rn_doorbells *db, struct rn_table *objs,
+		 void (*ring)(void *obj))
 {
-	struct rn_doorbells *db = &client->dev_page->qp;
 	uint64_t summary;
 
 	/* A plain load first: the common idle case must not bounce the line. */
@@ -618,15 +626,32 @@ static bool scan_doorbells(struct rn_client *client)
 			continue;
 		bits = __atomic_exchange_n(&db->pending[word], 0, __ATOMIC_SEQ_CST);
 		while (bits) {
-			uint32_t handle = word * 64 + __builtin_ctzll(bits);
-			struct rn_qp *qp = rn_table_get(&client->qps, handle);
+			void *obj = rn_table_get(objs, word * 64 + __builtin_ctzll(bits));
 
 			bits &= bits - 1;
-			if (qp)
-				rn_engine_doorbell(qp);
+			if (obj)
+				ring(obj);
 		}
 	}
 	return true;
+}
+
+static void ring_qp(void *qp)
+{
+	rn_engine_doorbell(qp);
+}
+
+static void ring_cq(void *cq)
+{
+	rn_cq_ring(cq);
+}
+
+static bool scan_doorbells(struct rn_client *client)
+{
+	bool qps = scan(&client->dev_page->qp, &client->qps, ring_qp);
+	bool cqs = scan(&client->dev_page->cq, &client->cqs, ring_cq);
+
+	return qps || cqs;
 }
 
 /* ---- the pass ----------------------------------------------------------------- */
@@ -699,7 +724,8 @@ bool rn_engine_sleep_prepare(struct rn_device *dev)
 		struct rn_client *c = rn_container_of(pos, struct rn_client, link);
 
 		if (c->opened &&
-		    __atomic_load_n(&c->dev_page->qp.summary, __ATOMIC_SEQ_CST)) {
+		    (__atomic_load_n(&c->dev_page->qp.summary, __ATOMIC_SEQ_CST) ||
+		     __atomic_load_n(&c->dev_page->cq.summary, __ATOMIC_SEQ_CST))) {
 			rn_engine_wake(dev);
 			return false;
 		}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "memory.h"
@@ -237,13 +238,30 @@ static uint32_t log2_ceil(uint32_t v)
 	return l;
 }
 
+/* The write end of a completion channel, made non-blocking for us. */
+static int channel_check(int fd)
+{
+	struct stat st;
+	int flags;
+
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode))
+		return EINVAL;
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY ||
+	    fcntl(fd, F_SETFL, flags | O_NONBLOCK))
+		return EINVAL;
+	return 0;
+}
+
 int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *req,
-		 struct rn_ctl_create_cq_resp *resp, int *memfd)
+		 struct rn_ctl_create_cq_resp *resp, int *channel, int *memfd)
 {
 	struct rn_cq *cq;
 	int64_t h;
 
 	if (!req->cqe || req->cqe > client->dev->attr.max_cqe)
+		return EINVAL;
+	if (*channel >= 0 && channel_check(*channel))
 		return EINVAL;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
@@ -264,6 +282,8 @@ int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *re
 	cq->user_handle = req->user_handle;
 	cq->ctrl = cq->mem;
 	cq->ring = (struct rn_cqe *)((uint8_t *)cq->mem + RN_CQ_RING_OFFSET);
+	cq->channel_fd = *channel;
+	*channel = -1; /* kept */
 
 	resp->handle = h;
 	resp->ring_entries = cq->entries;
@@ -280,6 +300,8 @@ err_free:
 
 static void cq_free(struct rn_cq *cq)
 {
+	if (cq->channel_fd >= 0)
+		close(cq->channel_fd);
 	rn_table_remove(&cq->client->cqs, cq->handle);
 	munmap(cq->mem, cq->mem_size);
 	free(cq);

@@ -225,6 +225,7 @@ static void qp_reset(struct rn_qp *qp)
 	qp->rq_head = 0;
 	qp->wait_until_ns = 0;
 	qp->wqe_started = false;
+	qp->comm_est = false;
 	__atomic_store_n(&qp->ctrl->sq_cons, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&qp->ctrl->rq_cons, 0, __ATOMIC_RELEASE);
 }
@@ -256,6 +257,12 @@ int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *re
 	rn_qp_set_state(qp, next);
 	if (next == IBV_QPS_RTS && qp->sq_head != qp->sq_prod)
 		rn_engine_schedule(qp);
+	/* WQEs execute whole, between two modify calls: the SQ is drained
+	 * the moment the QP enters SQD.
+	 */
+	if (next == IBV_QPS_SQD && cur == IBV_QPS_RTS &&
+	    qp->attr.en_sqd_async_notify)
+		rn_async_event(client, qp->user_handle, IBV_EVENT_SQ_DRAINED);
 	return 0;
 }
 

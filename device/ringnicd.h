@@ -70,6 +70,16 @@ struct rn_cq {
 	uint32_t log2_entries;
 	uint32_t prod; /* CQEs written */
 	bool overrun; /* the CQ is in error and takes no more CQEs */
+
+	/* Notifications (notify.c) */
+	int channel_fd; /* write end of the completion channel, or -1 */
+	uint32_t notified_prod; /* prod when the last notification fired */
+	uint32_t last_err_end; /* prod just after the latest error CQE */
+	uint32_t last_sol_end; /* prod after the latest solicited or error CQE */
+	bool have_err;
+	bool have_sol;
+	uint32_t events_written; /* events delivered to the channel */
+	bool deferred; /* a notification waits for the previous one */
 };
 
 /* A send WQE copied out of the ring and validated. */
@@ -131,6 +141,8 @@ struct rn_qp {
 	uint8_t retry_left;
 	uint8_t rnr_left;
 	bool wqe_started; /* retry counters belong to the WQE at sq_head */
+
+	bool comm_est; /* IBV_EVENT_COMM_EST sent for this connection */
 
 	bool active; /* on dev->active: may have SQ work */
 	struct rn_list active_link;
@@ -231,13 +243,17 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 	      struct rn_ctl_reg_mr_resp *resp);
 int rn_mr_dereg(struct rn_client *client, uint32_t handle);
 int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *req,
-		 struct rn_ctl_create_cq_resp *resp, int *memfd);
+		 struct rn_ctl_create_cq_resp *resp, int *channel, int *memfd);
 int rn_cq_destroy(struct rn_client *client, uint32_t handle);
 void *rn_shared_alloc(size_t size, int *memfd);
 void rn_async_event(struct rn_client *client, uint64_t element, uint32_t type);
 
 /* cq.c */
-bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe);
+bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe, bool solicited);
+
+/* notify.c */
+void rn_cq_note(struct rn_cq *cq, bool error, bool solicited);
+void rn_cq_ring(struct rn_cq *cq);
 
 /* qp.c */
 int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *req,

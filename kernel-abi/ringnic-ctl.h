@@ -122,6 +122,7 @@ struct rn_ctl_reg_mr_resp {
 
 /* ---- CQ ----------------------------------------------------------------- */
 
+/* fds in: optionally, the write end of the CQ's completion channel */
 struct rn_ctl_create_cq_req {
 	struct rn_ctl_req_hdr hdr;
 	__u64 user_handle; /* echoed in async events */

@@ -11,11 +11,26 @@ DESTDIR=$stage cmake --install "$build" >/dev/null
 libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$build/CMakeCache.txt")
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
 case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
+mandir=$prefix/share/man
 for f in "$prefix/sbin/ringnicd" "$prefix/bin/ringnic-run" \
+	"$libdir/libringnic.so.1" "$libdir/libringnic.so" \
 	"$libdir/libibverbs/libringnic-rdmav34.so" \
 	"$libdir/ringnic/libringnic-shim.so" \
+	"$libdir/pkgconfig/ringnic.pc" \
+	"$prefix/include/infiniband/ringnicdv.h" \
+	"$mandir/man3/ringnicdv_req_notify_cq.3" \
 	/etc/libibverbs.d/ringnic.driver; do
 	[ -e "$stage$f" ] || { echo "missing: $f" >&2; exit 1; }
+done
+# The provider libibverbs loads is the library applications link to.
+[ "$(readlink -f "$stage$libdir/libibverbs/libringnic-rdmav34.so")" = \
+  "$(readlink -f "$stage$libdir/libringnic.so.1")" ] ||
+	{ echo "the provider is not libringnic.so.1" >&2; exit 1; }
+# Every direct verb the library exports has a man page that is installed.
+for sym in $(objdump -T "$stage$libdir/libringnic.so.1" |
+	awk '/RINGNIC_/ && $NF ~ /^ringnicdv_/ { print $NF }'); do
+	[ -e "$stage$mandir/man3/$sym.3" ] ||
+		{ echo "$sym has no installed man page" >&2; exit 1; }
 done
 grep -q "^driver " "$stage/etc/libibverbs.d/ringnic.driver"
 grep -q "$libdir/ringnic/libringnic-shim.so" "$stage$prefix/bin/ringnic-run"

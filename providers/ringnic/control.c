@@ -96,15 +96,13 @@ int rn_ctl_call(struct rn_context *ctx, void *req, size_t req_len, void *resp,
 
 	((struct rn_ctl_req_hdr *)req)->len = req_len;
 	pthread_mutex_lock(&ctx->ctl_lock);
-	if (ctx->dead) {
+	if (rn_dead(ctx)) {
 		ret = ENODEV;
 	} else {
 		ret = send_req(ctx->ctl_fd, req, req_len, fds_in, nfds_in);
 		if (!ret)
 			ret = recv_resp(ctx->ctl_fd, resp, resp_len, fds_out,
 					nfds_out, &got, &have);
-		if (ret == ENODEV)
-			ctx->dead = true;
 	}
 	pthread_mutex_unlock(&ctx->ctl_lock);
 

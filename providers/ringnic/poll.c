@@ -70,27 +70,66 @@ int rn_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	if (n)
 		release_cqes(cq);
 	cq_unlock(cq);
-	/* A CQ that overran has lost completions: say so once it is empty. */
+	/* Once drained, a CQ that overran, or whose device is gone, says so:
+	 * completions were lost or will never come.
+	 */
 	if (!n && overrun(cq))
 		return -EOVERFLOW;
+	if (!n && rn_dead(to_rn_ctx(ibcq->context)))
+		return -ENODEV;
 	return n;
+}
+
+static void ring_cq(struct rn_cq *cq)
+{
+	struct rn_context *ctx = to_rn_ctx(cq->ibv_cq.context);
+
+	rn_ring(ctx, &ctx->dev_page->cq, cq->handle);
+}
+
+/*
+ * Arming is a store.  The device looks at the arm whenever it writes a
+ * CQE; CQEs already waiting are the one case it must be told about, so
+ * that arming over them fires at once.
+ */
+int rn_arm_cq(struct rn_cq *cq, uint32_t level)
+{
+	const struct rn_cqe *waiting;
+	uint32_t old, cons;
+
+	if (rn_dead(to_rn_ctx(cq->ibv_cq.context)))
+		return ENODEV;
+	old = __atomic_load_n(&cq->ctrl->arm, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&cq->ctrl->arm, &old,
+					    rn_arm_raise(old, level), false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		;
+	/* seq_cst after the arm: pairs with the device's fence between
+	 * writing a CQE and reading the arm (notify.c), so one of us sees
+	 * the other.
+	 */
+	cons = __atomic_load_n(&cq->ctrl->cons, __ATOMIC_SEQ_CST);
+	waiting = &cq->ring[cons & (cq->entries - 1)];
+	if (__atomic_load_n(&waiting->owner, __ATOMIC_SEQ_CST) ==
+	    RN_CQE_PHASE(cons, cq->log2_entries))
+		ring_cq(cq);
+	return 0;
 }
 
 int rn_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
+	return rn_arm_cq(to_rn_cq(ibcq),
+			 solicited_only ? RN_ARM_SOLICITED : RN_ARM_ANY);
+}
+
+/* ibv_get_cq_event read an event of this CQ: the next one may come. */
+void rn_cq_event(struct ibv_cq *ibcq)
+{
 	struct rn_cq *cq = to_rn_cq(ibcq);
-	uint32_t level = solicited_only ? RN_ARM_SOLICITED : RN_ARM_ANY;
-	uint32_t old = __atomic_load_n(&cq->ctrl->arm, __ATOMIC_RELAXED), new;
 
-	/* Re-arming keeps the larger level, and always bumps the sequence. */
-	do {
-		uint32_t keep = old & RN_ARM_LEVEL_MASK;
-
-		new = ((old & ~RN_ARM_LEVEL_MASK) + RN_ARM_SEQ_ONE) |
-		      (keep > level ? keep : level);
-	} while (!__atomic_compare_exchange_n(&cq->ctrl->arm, &old, new, false,
-					      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
-	return 0;
+	__atomic_fetch_add(&cq->ctrl->events_consumed, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&cq->ctrl->deferred, __ATOMIC_SEQ_CST))
+		ring_cq(cq);
 }
 
 /* ---- the ibv_cq_ex poll API -------------------------------------------- */

@@ -230,6 +230,10 @@ int rn_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	pthread_spin_lock(&qp->sq_lock);
 	start = qp->sq_prod;
+	if (rn_dead(qp_ctx(qp))) {
+		ret = ENODEV;
+		goto out;
+	}
 	if (!sq_open(qp_state(qp))) {
 		ret = EINVAL;
 		goto out;
@@ -277,6 +281,10 @@ int rn_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 
 	pthread_spin_lock(&qp->rq_lock);
 	start = qp->rq_prod;
+	if (rn_dead(qp_ctx(qp))) {
+		ret = ENODEV;
+		goto out;
+	}
 	if (state == IBV_QPS_RESET) {
 		ret = EINVAL;
 		goto out;
@@ -491,7 +499,10 @@ static void wr_start(struct ibv_qp_ex *qpx)
 	pthread_spin_lock(&qp->sq_lock);
 	qp->wr.start_prod = qp->sq_prod;
 	qp->wr.open = false;
-	qp->wr.err = sq_open(qp_state(qp)) ? 0 : EINVAL;
+	if (rn_dead(qp_ctx(qp)))
+		qp->wr.err = ENODEV;
+	else
+		qp->wr.err = sq_open(qp_state(qp)) ? 0 : EINVAL;
 }
 
 static int wr_complete(struct ibv_qp_ex *qpx)

@@ -5,9 +5,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -22,9 +25,11 @@ static const struct verbs_match_ent match_table[] = {
 };
 
 static void rn_free_context(struct ibv_context *ibctx);
+static const struct verbs_device_ops rn_dev_ops;
 
 static const struct verbs_context_ops rn_ctx_ops = {
 	.alloc_pd = rn_alloc_pd,
+	.cq_event = rn_cq_event,
 	.create_cq = rn_create_cq,
 	.create_cq_ex = rn_create_cq_ex,
 	.create_qp = rn_create_qp,
@@ -92,21 +97,99 @@ static int open_device(struct rn_context *ctx)
 		return errno;
 	ret = rn_ctl_call(ctx, &req, sizeof(req), &resp, sizeof(resp), &async[1],
 			  1, fds, 2);
-	close(async[1]);
-	if (ret) {
-		close(async[0]);
-		return ret;
-	}
+	if (ret)
+		goto err_pipe;
+	ret = ENOMEM;
 	ctx->dev_page = rn_map_fd(fds[0], RN_DEV_PAGE_SIZE);
 	if (!ctx->dev_page) {
 		close(fds[1]);
-		close(async[0]);
-		return ENOMEM;
+		goto err_pipe;
 	}
 	ctx->wake_fd = fds[1];
 	ctx->attr = resp.attr;
 	ctx->ibv_ctx.context.async_fd = async[0];
+	/* The device holds a copy; ours is for when the device is gone. */
+	ctx->async_wfd = async[1];
 	return 0;
+
+err_pipe:
+	close(async[0]);
+	close(async[1]);
+	return ret;
+}
+
+/* ringnicd went away: fail what can fail, and wake whoever waits. */
+static void device_lost(struct rn_context *ctx)
+{
+	struct {
+		uint64_t element;
+		uint32_t event_type;
+		uint32_t reserved;
+	} ev = { 0, IBV_EVENT_DEVICE_FATAL, 0 };
+	struct rn_cq *cq;
+
+	__atomic_store_n(&ctx->dead, true, __ATOMIC_SEQ_CST);
+	rn_err(ctx, "ringnicd is gone: the device is lost\n");
+	if (write(ctx->async_wfd, &ev, sizeof(ev)) != sizeof(ev))
+		rn_err(ctx, "cannot report IBV_EVENT_DEVICE_FATAL\n");
+	/* A waiter in ibv_get_cq_event gets its CQ, whose poll now fails. */
+	pthread_mutex_lock(&ctx->channel_lock);
+	for (cq = ctx->channel_cqs; cq; cq = cq->next_channel_cq) {
+		struct ibv_cq *ibcq = ibv_cq_ex_to_cq(&cq->ibv_cq);
+
+		if (write(cq->channel_wfd, &ibcq, sizeof(ibcq)) != sizeof(ibcq))
+			rn_err(ctx, "cannot wake a completion channel\n");
+	}
+	pthread_mutex_unlock(&ctx->channel_lock);
+}
+
+static void *watchdog(void *arg)
+{
+	struct rn_context *ctx = arg;
+	struct pollfd pfd[2] = {
+		{ .fd = ctx->ctl_fd, .events = POLLRDHUP },
+		{ .fd = ctx->watchdog_stop, .events = POLLIN },
+	};
+
+	while (poll(pfd, 2, -1) < 0 && errno == EINTR)
+		;
+	if (!pfd[1].revents)
+		device_lost(ctx);
+	return NULL;
+}
+
+/* The watchdog takes no signal meant for the application. */
+static int start_watchdog(struct rn_context *ctx)
+{
+	sigset_t all, old;
+	int ret;
+
+	ctx->watchdog_stop = eventfd(0, EFD_CLOEXEC);
+	if (ctx->watchdog_stop < 0)
+		return errno;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&ctx->watchdog, NULL, watchdog, ctx);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		close(ctx->watchdog_stop);
+	return ret;
+}
+
+static void stop_watchdog(struct rn_context *ctx)
+{
+	static const uint64_t one = 1;
+
+	if (write(ctx->watchdog_stop, &one, sizeof(one)) != sizeof(one))
+		rn_err(ctx, "cannot stop the watchdog\n");
+	pthread_join(ctx->watchdog, NULL);
+	close(ctx->watchdog_stop);
+}
+
+bool rn_is_ringnic(struct ibv_context *context)
+{
+	/* Every libibverbs device is a verbs_device: compare its ops. */
+	return to_rn_dev(context->device)->ibv_dev.ops == &rn_dev_ops;
 }
 
 static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
@@ -123,6 +206,7 @@ static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 	pthread_mutex_init(&ctx->ctl_lock, NULL);
+	pthread_mutex_init(&ctx->channel_lock, NULL);
 	ctx->wake_fd = -1;
 	ctx->ctl_fd = connect_device(dev->ctl_path);
 	if (ctx->ctl_fd < 0) {
@@ -136,6 +220,15 @@ static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
 	if (ret) {
 		rn_err(ctx, "ringnicd refused to open the device: %s\n",
 		       strerror(ret));
+		close(ctx->ctl_fd);
+		goto err;
+	}
+	ret = start_watchdog(ctx);
+	if (ret) {
+		rn_err(ctx, "cannot start the watchdog: %s\n", strerror(ret));
+		munmap(ctx->dev_page, RN_DEV_PAGE_SIZE);
+		close(ctx->wake_fd);
+		close(ctx->async_wfd);
 		close(ctx->ctl_fd);
 		goto err;
 	}
@@ -154,10 +247,13 @@ static void rn_free_context(struct ibv_context *ibctx)
 {
 	struct rn_context *ctx = to_rn_ctx(ibctx);
 
+	stop_watchdog(ctx);
 	/* Closing the connection frees whatever the application left. */
 	close(ctx->ctl_fd);
 	close(ctx->wake_fd);
+	close(ctx->async_wfd);
 	munmap(ctx->dev_page, RN_DEV_PAGE_SIZE);
+	pthread_mutex_destroy(&ctx->channel_lock);
 	pthread_mutex_destroy(&ctx->ctl_lock);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);

@@ -23,14 +23,27 @@ struct rn_device {
 	char ctl_path[108]; /* the device's control socket */
 };
 
+struct rn_cq;
+
 struct rn_context {
 	struct verbs_context ibv_ctx;
 	int ctl_fd;
 	pthread_mutex_t ctl_lock; /* one request in flight on ctl_fd */
-	bool dead; /* the device went away */
+	bool dead; /* the device went away (atomic: the watchdog sets it) */
 	struct rn_device_attr attr;
 	struct rn_dev_page *dev_page;
 	int wake_fd; /* written to wake the device when it sleeps */
+
+	/*
+	 * The watchdog: a thread asleep in poll() on the control socket.
+	 * When ringnicd goes away it reports IBV_EVENT_DEVICE_FATAL on our
+	 * copy of the async pipe and wakes every completion channel.
+	 */
+	pthread_t watchdog;
+	int watchdog_stop; /* eventfd: the context is being closed */
+	int async_wfd; /* our write end of context->async_fd */
+	pthread_mutex_t channel_lock;
+	struct rn_cq *channel_cqs; /* CQs with a completion channel */
 };
 
 struct rn_pd {
@@ -56,6 +69,8 @@ struct rn_cq {
 	bool single_threaded; /* the consumer serializes: no lock */
 	pthread_spinlock_t lock;
 	const struct rn_cqe *cur; /* the CQE between start_poll and end_poll */
+	int channel_wfd; /* write end of the completion channel, or -1 */
+	struct rn_cq *next_channel_cq; /* in ctx->channel_cqs */
 };
 
 /* The WQE being built by the ibv_wr_* calls. */
@@ -133,6 +148,14 @@ static inline struct rn_qp *to_rn_qp_ex(struct ibv_qp_ex *qpx)
 #define rn_err(ctx, fmt, ...) rn_log(ctx, RN_VERBS_LOG_ERR, fmt, ##__VA_ARGS__)
 #define rn_dbg(ctx, fmt, ...) rn_log(ctx, RN_VERBS_LOG_DEBUG, fmt, ##__VA_ARGS__)
 
+static inline bool rn_dead(struct rn_context *ctx)
+{
+	return __atomic_load_n(&ctx->dead, __ATOMIC_RELAXED);
+}
+
+/* ringnic.c */
+bool rn_is_ringnic(struct ibv_context *context);
+
 /* control.c */
 int rn_ctl_call(struct rn_context *ctx, void *req, size_t req_len, void *resp,
 		size_t resp_len, const int *fds_in, int nfds_in, int *fds_out,
@@ -174,6 +197,8 @@ void rn_ring(struct rn_context *ctx, struct rn_doorbells *db, uint32_t index);
 /* poll.c */
 int rn_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int rn_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int rn_arm_cq(struct rn_cq *cq, uint32_t level);
+void rn_cq_event(struct ibv_cq *cq);
 void rn_cq_init_poll_ops(struct rn_cq *cq);
 
 #endif

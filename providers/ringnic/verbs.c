@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The control verbs: device and port queries, PD, MR, CQ and QP objects. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ringnic.h"
@@ -189,6 +192,45 @@ int rn_dereg_mr(struct verbs_mr *vmr)
 	 IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |       \
 	 IBV_WC_EX_WITH_DLID_PATH_BITS)
 
+/*
+ * A completion channel of userspace mode is a pipe (from ringnic-run's
+ * shim): the device gets a write end of it and writes events into it
+ * itself.  Reopening the read end through /proc gives that write end.
+ */
+static int channel_write_end(struct ibv_comp_channel *channel)
+{
+	char path[32];
+	struct stat st;
+
+	if (fstat(channel->fd, &st) || !S_ISFIFO(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", channel->fd);
+	return open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+}
+
+static void channel_cq_add(struct rn_context *ctx, struct rn_cq *cq)
+{
+	pthread_mutex_lock(&ctx->channel_lock);
+	cq->next_channel_cq = ctx->channel_cqs;
+	ctx->channel_cqs = cq;
+	pthread_mutex_unlock(&ctx->channel_lock);
+}
+
+static void channel_cq_del(struct rn_context *ctx, struct rn_cq *cq)
+{
+	struct rn_cq **p;
+
+	pthread_mutex_lock(&ctx->channel_lock);
+	for (p = &ctx->channel_cqs; *p; p = &(*p)->next_channel_cq)
+		if (*p == cq) {
+			*p = cq->next_channel_cq;
+			break;
+		}
+	pthread_mutex_unlock(&ctx->channel_lock);
+}
+
 static struct rn_cq *cq_create(struct ibv_context *context,
 			       const struct ibv_cq_init_attr_ex *attr)
 {
@@ -214,12 +256,22 @@ static struct rn_cq *cq_create(struct ibv_context *context,
 		errno = ENOMEM;
 		return NULL;
 	}
-	req.user_handle = (uintptr_t)cq;
+	cq->channel_wfd = -1;
+	if (attr->channel) {
+		cq->channel_wfd = channel_write_end(attr->channel);
+		if (cq->channel_wfd < 0) {
+			ret = errno;
+			goto err_free;
+		}
+	}
+	/* Events carry the handle ibv_get_cq_event turns back into the CQ. */
+	req.user_handle = (uintptr_t)ibv_cq_ex_to_cq(&cq->ibv_cq);
 	req.cqe = attr->cqe;
 	ret = rn_ctl_call(to_rn_ctx(context), &req, sizeof(req), &resp,
-			  sizeof(resp), NULL, 0, &memfd, 1);
+			  sizeof(resp), &cq->channel_wfd, attr->channel ? 1 : 0,
+			  &memfd, 1);
 	if (ret)
-		goto err_free;
+		goto err_channel;
 	ret = ENOMEM;
 	cq->mem_size = resp.mmap_size;
 	cq->mem = rn_map_fd(memfd, cq->mem_size);
@@ -237,10 +289,15 @@ static struct rn_cq *cq_create(struct ibv_context *context,
 	cq->ibv_cq.cqe = cq->entries;
 	cq->ibv_cq.handle = cq->handle;
 	rn_cq_init_poll_ops(cq);
+	if (cq->channel_wfd >= 0)
+		channel_cq_add(to_rn_ctx(context), cq);
 	return cq;
 
 err_destroy:
 	handle_call(context, RN_CTL_DESTROY_CQ, resp.handle);
+err_channel:
+	if (cq->channel_wfd >= 0)
+		close(cq->channel_wfd);
 err_free:
 	free(cq);
 	errno = ret;
@@ -276,6 +333,10 @@ int rn_destroy_cq(struct ibv_cq *ibcq)
 
 	if (ret)
 		return ret;
+	if (cq->channel_wfd >= 0) {
+		channel_cq_del(to_rn_ctx(ibcq->context), cq);
+		close(cq->channel_wfd);
+	}
 	munmap(cq->mem, cq->mem_size);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);

@@ -55,6 +55,7 @@ static struct cq_env *env_new(uint32_t log2)
 	e->cq.mem_size = size;
 	e->cq.ctrl = e->cq.mem;
 	e->cq.ring = (struct rn_cqe *)((uint8_t *)e->cq.mem + RN_CQ_RING_OFFSET);
+	e->cq.channel_fd = -1; /* notifications: test_notify.c */
 	return e;
 }
 
@@ -138,7 +139,7 @@ static void push_then_drain(struct cq_env *e, uint32_t *n, unsigned int count)
 
 	for (i = 0; i < count; i++) {
 		c = cqe_for(*n + i);
-		assert_true(rn_cq_push(&e->cq, &c));
+		assert_true(rn_cq_push(&e->cq, &c, false));
 	}
 	for (i = 0; i < count; i++) {
 		uint32_t counter = e->cons;
@@ -233,7 +234,7 @@ static void test_fields(void **state)
 
 	(void)state;
 	memset(&in, 0xff, sizeof(in));
-	assert_true(rn_cq_push(&e->cq, &in));
+	assert_true(rn_cq_push(&e->cq, &in, false));
 	assert_true(consume(e, &out));
 	assert_int_equal(out.wr_id, UINT64_MAX);
 	assert_int_equal(out.byte_len, UINT32_MAX);
@@ -247,7 +248,7 @@ static void test_fields(void **state)
 	assert_int_equal(out.owner, 1);
 
 	memset(&in, 0, sizeof(in));
-	assert_true(rn_cq_push(&e->cq, &in));
+	assert_true(rn_cq_push(&e->cq, &in, false));
 	assert_true(consume(e, &out));
 	assert_int_equal(out.wr_id, 0);
 	assert_int_equal(out.byte_len, 0);
@@ -267,14 +268,14 @@ static void test_overrun(void **state)
 	(void)state;
 	for (i = 0; i < e->cq.entries; i++) {
 		c = cqe_for(i);
-		assert_true(rn_cq_push(&e->cq, &c));
+		assert_true(rn_cq_push(&e->cq, &c, false));
 	}
 	assert_int_equal(e->cq.ctrl->overrun, 0);
 	assert_no_event(e);
 
 	memcpy(before, e->cq.ring, sizeof(before));
 	c = cqe_for(100);
-	assert_false(rn_cq_push(&e->cq, &c));
+	assert_false(rn_cq_push(&e->cq, &c, false));
 	assert_true(e->cq.overrun);
 	assert_int_equal(e->cq.ctrl->overrun, 1);
 	assert_int_equal(e->cq.prod, e->cq.entries);
@@ -293,8 +294,8 @@ static void test_overrun(void **state)
 
 	/* Room again, but the CQ is in error for good, and says so once. */
 	c = cqe_for(101);
-	assert_false(rn_cq_push(&e->cq, &c));
-	assert_false(rn_cq_push(&e->cq, &c));
+	assert_false(rn_cq_push(&e->cq, &c, false));
+	assert_false(rn_cq_push(&e->cq, &c, false));
 	assert_false(consume(e, &c));
 	assert_int_equal(e->cq.prod, e->cq.entries);
 	assert_no_event(e);
@@ -315,17 +316,17 @@ static void test_overrun_after_wraps(void **state)
 	/* 4 entries: push 4, consume 2, push 2 more fits, the next does not. */
 	for (i = 0; i < 4; i++) {
 		c = cqe_for(n++);
-		assert_true(rn_cq_push(&e->cq, &c));
+		assert_true(rn_cq_push(&e->cq, &c, false));
 	}
 	assert_true(consume(e, &c));
 	assert_true(consume(e, &c));
 	for (i = 0; i < 2; i++) {
 		c = cqe_for(n++);
-		assert_true(rn_cq_push(&e->cq, &c));
+		assert_true(rn_cq_push(&e->cq, &c, false));
 	}
 	assert_no_event(e);
 	c = cqe_for(n);
-	assert_false(rn_cq_push(&e->cq, &c));
+	assert_false(rn_cq_push(&e->cq, &c, false));
 	assert_int_equal(e->cq.ctrl->overrun, 1);
 	assert_cq_err_event(e);
 	env_free(e);
@@ -338,9 +339,9 @@ static void test_bogus_consumer_index(void **state)
 	struct rn_cqe c = cqe_for(1);
 
 	(void)state;
-	assert_true(rn_cq_push(&e->cq, &c));
+	assert_true(rn_cq_push(&e->cq, &c, false));
 	e->cq.ctrl->cons = 5;
-	assert_false(rn_cq_push(&e->cq, &c));
+	assert_false(rn_cq_push(&e->cq, &c, false));
 	assert_int_equal(e->cq.ctrl->overrun, 1);
 	assert_cq_err_event(e);
 	env_free(e);
@@ -354,8 +355,8 @@ static void test_overrun_without_async_fd(void **state)
 
 	(void)state;
 	e->client.async_fd = -1;
-	assert_true(rn_cq_push(&e->cq, &c));
-	assert_false(rn_cq_push(&e->cq, &c));
+	assert_true(rn_cq_push(&e->cq, &c, false));
+	assert_false(rn_cq_push(&e->cq, &c, false));
 	assert_int_equal(e->cq.ctrl->overrun, 1);
 	assert_no_event(e);
 	env_free(e);
