@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ringnicd [--name NAME] [--runtime-dir DIR] [--foreground] [--debug]
+ * ringnicd [--name NAME] [--runtime-dir DIR] [--foreground] [--no-realtime]
+ *          [--debug]
  *
  * Publishes the device, then runs one loop that serves control requests and
  * executes work.  The loop polls while there is work and for a short while
@@ -36,12 +37,13 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: ringnicd [--name NAME] [--runtime-dir DIR] [--foreground] [--debug]\n"
+		"usage: ringnicd [--name NAME] [--runtime-dir DIR] [--foreground] [--no-realtime] [--debug]\n"
 		"  --name NAME        device name (default ringnic0)\n"
 		"  --runtime-dir DIR  where the device is published (default: $RINGNIC_RUNTIME_DIR,\n"
 		"                     else /run/ringnic for root, $XDG_RUNTIME_DIR/ringnic or\n"
 		"                     /tmp/ringnic-UID otherwise)\n"
 		"  --foreground       stay in the foreground and log to stderr\n"
+		"  --no-realtime      do not ask for SCHED_FIFO priority\n"
 		"  --debug            log debug messages\n");
 }
 
@@ -147,6 +149,21 @@ static void remove_pidfile(struct rn_device *dev)
 
 	snprintf(path, sizeof(path), "%s/%s.pid", dev->runtime_dir, dev->name);
 	unlink(path);
+}
+
+/*
+ * A NIC answers at interrupt priority; applications that poll their CQs
+ * would otherwise keep a woken device off the CPU until the next
+ * scheduler tick (milliseconds) on a machine with few cores.  The device
+ * only ever runs for work the applications gave it, and sleeps when idle.
+ */
+static void go_realtime(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
+		rn_info("no realtime priority (%s): latency may suffer when "
+			"applications poll on every core\n", strerror(errno));
 }
 
 static int take_lock(struct rn_device *dev)
@@ -399,6 +416,7 @@ int main(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "runtime-dir", required_argument, NULL, 'r' },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "no-realtime", no_argument, NULL, 'R' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -406,11 +424,11 @@ int main(int argc, char **argv)
 	};
 	static struct rn_device dev;
 	const char *runtime_dir = NULL;
-	bool foreground = false, debug = false;
+	bool foreground = false, debug = false, realtime = true;
 	int c, ret, ready_fd = -1;
 
 	snprintf(dev.name, sizeof(dev.name), "ringnic0");
-	while ((c = getopt_long(argc, argv, "n:r:fdhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:r:fRdhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			snprintf(dev.name, sizeof(dev.name), "%s", optarg);
@@ -420,6 +438,9 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			foreground = true;
+			break;
+		case 'R':
+			realtime = false;
 			break;
 		case 'd':
 			debug = true;
@@ -450,6 +471,8 @@ int main(int argc, char **argv)
 		perror("ringnicd: cannot go to the background");
 		return 1;
 	}
+	if (realtime)
+		go_realtime();
 	device_identity(&dev);
 	ret = setup(&dev);
 	if (ret) {
