@@ -523,21 +523,53 @@ static bool retry_or_fail(struct rn_qp *qp, const struct result *res,
 	return true;
 }
 
+/* The stage, holding this QP's slots (the next fetch starts from head). */
+static struct rn_stage *stage_for(struct rn_qp *qp)
+{
+	struct rn_device *dev = qp->client->dev;
+
+	if (dev->stage_qp != qp) {
+		dev->stage_qp = qp;
+		rn_stage_reset(dev->stage, qp->sq_head);
+	}
+	return dev->stage;
+}
+
+/* The QP's staged slots are no longer its (reset, destroyed). */
+void rn_engine_forget(struct rn_qp *qp)
+{
+	if (qp->client->dev->stage_qp == qp)
+		qp->client->dev->stage_qp = NULL;
+}
+
+/* Fetch the WQE at sq_head, counting what the fetch cost. */
+static int fetch(struct rn_qp *qp, struct rn_wqe *w)
+{
+	struct rn_wqe_limits lim = send_limits(qp);
+	struct rn_stage *st = stage_for(qp);
+	uint64_t groups = st->groups;
+	int ret;
+
+	ret = rn_send_wqe_fetch(st, qp->sq, qp->sq_slots, qp->sq_head,
+				qp->sq_prod, &lim, w);
+	qp->ctrl->groups += st->groups - groups;
+	if (!ret)
+		qp->ctrl->wqes++;
+	return ret;
+}
+
 /* Execute up to 'budget' WQEs of the QP's send queue. */
 static bool run_sq(struct rn_qp *qp, uint64_t now, unsigned int budget)
 {
-	struct rn_wqe_limits lim = send_limits(qp);
 	bool progress = false;
 	struct rn_wqe w;
 
 	while (budget-- && qp->attr.qp_state == IBV_QPS_RTS &&
 	       qp->sq_head != qp->sq_prod) {
-		uint64_t avail = (qp->sq_prod - qp->sq_head) & RN_DB_SEQ_MASK;
 		enum ibv_wc_status fail;
 		struct result res;
 
-		if (rn_send_wqe_fetch(qp->sq, qp->sq_slots, qp->sq_head, avail,
-				      &lim, &w)) {
+		if (fetch(qp, &w)) {
 			rn_warn("pid %d: QP %u: malformed send WQE\n",
 				qp->client->pid, qp->qpn);
 			qp_fatal(qp, IBV_EVENT_QP_FATAL);
@@ -562,19 +594,15 @@ static bool run_sq(struct rn_qp *qp, uint64_t now, unsigned int budget)
 
 void rn_engine_flush(struct rn_qp *qp)
 {
-	struct rn_wqe_limits lim = send_limits(qp);
 	struct rn_wqe w;
 	struct rn_rwqe r;
 
 	rn_engine_unschedule(qp);
 	while (qp->sq_head != qp->sq_prod) {
-		uint64_t avail = (qp->sq_prod - qp->sq_head) & RN_DB_SEQ_MASK;
-
 		/* A malformed WQE ends the flush: nothing after it can be
 		 * parsed, and only its own poster is affected.
 		 */
-		if (rn_send_wqe_fetch(qp->sq, qp->sq_slots, qp->sq_head, avail,
-				      &lim, &w))
+		if (fetch(qp, &w))
 			break;
 		complete_send(qp, &w, IBV_WC_WR_FLUSH_ERR, 0);
 	}
@@ -587,20 +615,25 @@ void rn_engine_flush(struct rn_qp *qp)
 void rn_engine_doorbell(struct rn_qp *qp)
 {
 	uint64_t rec = __atomic_load_n(&qp->ctrl->sq_db, __ATOMIC_ACQUIRE);
-	uint64_t seq = RN_DB_SEQ(rec);
 	enum ibv_qp_state state = qp->attr.qp_state;
 
 	/* Only a QP that may send (or flushes, in ERR) listens to doorbells. */
 	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD && state != IBV_QPS_ERR)
 		return;
-	if (RN_DB_QP_INDEX(rec) != qp->handle ||
-	    ((seq - qp->sq_head) & RN_DB_SEQ_MASK) > qp->sq_slots) {
+	qp->ctrl->doorbells++;
+	switch (rn_db_classify(rec, qp->handle, qp->sq_head, qp->sq_slots)) {
+	case RN_DB_STALE:
+		qp->ctrl->stale++;
+		return;
+	case RN_DB_BAD:
 		rn_warn("pid %d: QP %u: bad doorbell record %#llx\n",
 			qp->client->pid, qp->qpn, (unsigned long long)rec);
 		qp_fatal(qp, IBV_EVENT_QP_FATAL);
 		return;
+	case RN_DB_VALID:
+		break;
 	}
-	qp->sq_prod = seq;
+	qp->sq_prod = RN_DB_SEQ(rec);
 	if (state == IBV_QPS_ERR)
 		rn_engine_flush(qp);
 	else if (state == IBV_QPS_RTS)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "ringnicd.h"
+#include "wqe.h"
 
 /*
  * How long the loop keeps polling after the last piece of work.  Short:
@@ -237,7 +238,8 @@ static int setup(struct rn_device *dev)
 	dev->mr_tags = calloc(RN_MAX_MR, sizeof(*dev->mr_tags));
 	dev->qpn_gens = calloc(RN_MAX_QP, sizeof(*dev->qpn_gens));
 	dev->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);
-	if (!dev->mr_tags || !dev->qpn_gens || !dev->bounce)
+	dev->stage = aligned_alloc(64, sizeof(*dev->stage));
+	if (!dev->mr_tags || !dev->qpn_gens || !dev->bounce || !dev->stage)
 		return ENOMEM;
 
 	ret = rn_control_listen(dev);

@@ -213,21 +213,26 @@ static void apply_attrs(struct rn_qp *qp, const struct rn_qp_attr *a,
 		q->en_sqd_async_notify = a->en_sqd_async_notify;
 }
 
-/* Back to RESET: queues emptied without completions, attributes cleared. */
-static void qp_reset(struct rn_qp *qp)
+/*
+ * Back to RESET: queues emptied without completions, attributes cleared.
+ * The queues restart where the provider's producers are, so that whatever
+ * was posted before is behind the head: never executed.
+ */
+static void qp_reset(struct rn_qp *qp, uint64_t sq_seq, uint32_t rq_seq)
 {
 	rn_engine_unschedule(qp);
+	rn_engine_forget(qp);
 	memset(&qp->attr, 0, sizeof(qp->attr));
 	qp->attr.port_num = 1;
 	qp->attr.path_mig_state = IBV_MIG_MIGRATED;
-	qp->sq_prod = 0;
-	qp->sq_head = 0;
-	qp->rq_head = 0;
+	qp->sq_prod = sq_seq & RN_DB_SEQ_MASK;
+	qp->sq_head = qp->sq_prod;
+	qp->rq_head = rq_seq;
 	qp->wait_until_ns = 0;
 	qp->wqe_started = false;
 	qp->comm_est = false;
-	__atomic_store_n(&qp->ctrl->sq_cons, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&qp->ctrl->rq_cons, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->ctrl->sq_cons, qp->sq_head, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->ctrl->rq_cons, qp->rq_head, __ATOMIC_RELEASE);
 }
 
 int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *req)
@@ -245,7 +250,7 @@ int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *re
 		return ret;
 
 	if (next == IBV_QPS_RESET) {
-		qp_reset(qp);
+		qp_reset(qp, req->sq_seq, req->rq_seq);
 		rn_qp_set_state(qp, IBV_QPS_RESET);
 		return 0;
 	}
@@ -285,6 +290,7 @@ void rn_qp_free(struct rn_qp *qp)
 	struct rn_client *client = qp->client;
 
 	rn_engine_unschedule(qp);
+	rn_engine_forget(qp);
 	rn_table_remove(&client->dev->qpns, qp->qpn & RN_QPN_INDEX_MASK);
 	rn_table_remove(&client->qps, qp->handle);
 	qp->pd->refs--;

@@ -132,7 +132,7 @@ struct rn_qp {
 	uint32_t rq_wqe_slots;
 
 	/* Private progress; shared counters are only ever compared to these. */
-	uint64_t sq_prod; /* last validated doorbell (48 bits) */
+	uint64_t sq_prod; /* the chain's end, from the last valid doorbell */
 	uint64_t sq_head; /* next WQE to execute; slots before it are retired */
 	uint32_t rq_head; /* next receive WQE to consume */
 
@@ -200,6 +200,8 @@ struct rn_device {
 
 	struct rn_list active; /* QPs that may have send work */
 	uint8_t *bounce; /* staging buffer for process_vm_readv/writev */
+	struct rn_stage *stage; /* the SQ slots last fetched (wqe.h) */
+	struct rn_qp *stage_qp; /* whose they are */
 };
 
 /* QPN = generation (10 bits) << 14 | table index; QPNs 0 and 1 are IB's. */
@@ -273,6 +275,7 @@ void rn_engine_doorbell(struct rn_qp *qp);
 void rn_engine_schedule(struct rn_qp *qp);
 void rn_engine_unschedule(struct rn_qp *qp);
 void rn_engine_flush(struct rn_qp *qp);
+void rn_engine_forget(struct rn_qp *qp);
 uint64_t rn_engine_next_timer(struct rn_device *dev);
 bool rn_engine_sleep_prepare(struct rn_device *dev);
 void rn_engine_wake(struct rn_device *dev);

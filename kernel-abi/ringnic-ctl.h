@@ -219,6 +219,12 @@ struct rn_ctl_modify_qp_req {
 	__u32 handle;
 	__u32 attr_mask; /* enum ibv_qp_attr_mask */
 	struct rn_qp_attr attr;
+	/* To RESET: where the provider's producers are; the emptied queues
+	 * restart there (see RN_DB_RECORD).
+	 */
+	__u64 sq_seq;
+	__u32 rq_seq;
+	__u32 reserved;
 };
 
 struct rn_ctl_query_qp_resp {

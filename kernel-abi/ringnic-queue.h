@@ -102,8 +102,17 @@ _Static_assert(__builtin_offsetof(struct rn_recv_wqe, payload) == RN_RECV_HDR_SI
 
 /*
  * The SQ doorbell record: one 64-bit store of the QP's index in its context
- * (bits 63..48) and the SQ producer counter in slots (bits 47..0).
+ * (bits 63..48) and the SQ producer counter in slots (bits 47..0).  The
+ * record names the chain of WQEs from the device's head to that sequence.
+ * Sequences never restart: a reset moves the device's head to where the
+ * provider is (struct rn_ctl_modify_qp_req), so a record written before it
+ * is behind the head, stale, and is dropped instead of executed.
+ *
+ * The device fetches a chain in groups: copies of consecutive slots that
+ * end at the chain's end, the end of a ring page (RN_GROUP_SLOTS slots; the
+ * rings are page aligned) or the end of the ring, whichever comes first.
  */
+#define RN_GROUP_SLOTS (4096 / RN_SLOT_SIZE)
 #define RN_DB_SEQ_BITS 48
 #define RN_DB_SEQ_MASK ((1ull << RN_DB_SEQ_BITS) - 1)
 #define RN_DB_RECORD(qp_index, seq)                                            \
@@ -126,9 +135,15 @@ struct rn_qp_ctrl {
 	__u32 rq_cons; /* RQ slots consumed */
 	__u8 state; /* enum ibv_qp_state value, as the device sees it */
 	__u8 pad1[51];
+	/* written by the device: what it did for this QP, never reset */
+	__u64 doorbells; /* doorbell records read */
+	__u64 groups; /* groups fetched */
+	__u64 wqes; /* send WQEs fetched */
+	__u64 stale; /* doorbell records dropped as stale */
+	__u8 pad2[32];
 };
 
-_Static_assert(sizeof(struct rn_qp_ctrl) == 128, "qp ctrl layout");
+_Static_assert(sizeof(struct rn_qp_ctrl) == 192, "qp ctrl layout");
 _Static_assert(__builtin_offsetof(struct rn_qp_ctrl, sq_cons) == 64, "qp ctrl lines");
 
 /* ----------------------------------------------------------------- CQ --- */

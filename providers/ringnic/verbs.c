@@ -572,24 +572,18 @@ int rn_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	int ret;
 
 	attr_to_wire(attr, &req.attr);
-	/* Across a reset both rings restart at 0 on both sides: hold the
-	 * posting paths off until the device has emptied its queues.
+	/* A reset empties the queues where our producers are: hold posting
+	 * off so that they stay there until the device has moved.
 	 */
 	if (reset) {
 		pthread_spin_lock(&qp->sq_lock);
 		pthread_spin_lock(&qp->rq_lock);
+		req.sq_seq = qp->sq_prod;
+		req.rq_seq = qp->rq_prod;
 	}
 	ret = rn_ctl_call(to_rn_ctx(ibqp->context), &req, sizeof(req), &resp,
 			  sizeof(resp), NULL, 0, NULL, 0);
 	if (reset) {
-		if (!ret) {
-			qp->sq_prod = 0;
-			qp->rq_prod = 0;
-			__atomic_store_n(&qp->ctrl->sq_db,
-					 RN_DB_RECORD(qp->handle, 0),
-					 __ATOMIC_RELEASE);
-			__atomic_store_n(&qp->ctrl->rq_prod, 0, __ATOMIC_RELEASE);
-		}
 		pthread_spin_unlock(&qp->rq_lock);
 		pthread_spin_unlock(&qp->sq_lock);
 	}

@@ -2,6 +2,7 @@
 /*
  * rn_send_wqe_fetch / rn_recv_wqe_fetch: WQEs are built here the way the
  * provider lays them out, written into a ring, then fetched and validated.
+ * (Fetching in groups through the stage: test_chain.c.)
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -89,10 +90,15 @@ static void post_send(uint64_t head, const struct rn_send_wqe *h,
 	rn_ring_write(ring, NSLOTS, head, buf, RN_SEND_HDR_SIZE + len);
 }
 
+/* Fetch through a fresh stage, the chain being 'avail' slots from head. */
 static int fetch_send(uint64_t head, uint64_t avail,
 		      const struct rn_wqe_limits *lim, struct rn_wqe *w)
 {
-	return rn_send_wqe_fetch(ring, NSLOTS, head, avail, lim, w);
+	static struct rn_stage st;
+
+	rn_stage_reset(&st, head);
+	return rn_send_wqe_fetch(&st, ring, NSLOTS, head,
+				 (head + avail) & RN_DB_SEQ_MASK, lim, w);
 }
 
 static void assert_hdr_fields(const struct rn_send_wqe *h,
