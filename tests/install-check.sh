@@ -18,7 +18,7 @@ for f in "$prefix/sbin/ringnicd" "$prefix/bin/ringnic-run" \
 	"$libdir/ringnic/libringnic-shim.so" \
 	"$libdir/pkgconfig/ringnic.pc" \
 	"$prefix/include/infiniband/ringnicdv.h" \
-	"$mandir/man3/ringnicdv_req_notify_cq.3" \
+	"$mandir/man3/ringnicdv_req_notify_cq.3" "$mandir/man7/ringnicdv.7" \
 	/etc/libibverbs.d/ringnic.driver; do
 	[ -e "$stage$f" ] || { echo "missing: $f" >&2; exit 1; }
 done

@@ -37,6 +37,54 @@ int ringnicdv_req_notify_cq(struct ibv_cq *cq,
 			    const struct ringnicdv_cq_notify_attr *attr,
 			    uint32_t inlen);
 
+/*
+ * A send flag for ibv_send_wr.send_flags and ibv_qp_ex.wr_flags: the WR is
+ * queued, but the device need not be told yet.  The next post without it
+ * rings once for everything queued; a post that fails, polling or arming
+ * the QP's send CQ, ibv_modify_qp and ibv_destroy_qp ring too.  Deferral
+ * never changes which completions a WR produces.
+ */
+#define RINGNICDV_SEND_DEFER (1u << 30)
+
+/*
+ * The send queue as a window of bytes, for an application that counts its
+ * own credits: a WR with n SGEs takes
+ *	roundup(op_size + iov_size * n, op_alignment)
+ * bytes, an inline WR roundup(op_size + inline bytes, op_alignment), and
+ * posting fails with ENOMEM exactly when that is more than 'free'.
+ * Space comes back when the WR completes (polled or not).
+ */
+struct ringnicdv_sq_window {
+	uint64_t comp_mask; /* out: no bits defined yet */
+	uint32_t size; /* bytes in the window */
+	uint32_t op_size; /* bytes every WR takes */
+	uint32_t iov_size; /* bytes each SGE takes */
+	uint32_t iov_limit; /* SGEs a WR may have */
+	uint32_t op_alignment; /* a WR takes a multiple of this */
+	uint32_t inline_limit; /* inline bytes a WR may carry */
+	uint32_t free; /* bytes free now */
+	uint32_t reserved;
+};
+
+int ringnicdv_query_sq_window(struct ibv_qp *qp,
+			      struct ringnicdv_sq_window *window,
+			      uint32_t inlen);
+
+/* What posting cost for one QP, since it was created. */
+struct ringnicdv_qp_counters {
+	uint64_t comp_mask; /* out: no bits defined yet */
+	uint64_t doorbells; /* doorbell records the provider wrote */
+	uint64_t wakeups; /* of them, those that woke a sleeping device */
+	uint64_t device_doorbells; /* doorbell records the device read */
+	uint64_t groups; /* descriptor groups the device fetched */
+	uint64_t wqes; /* send WQEs the device fetched */
+	uint64_t stale; /* doorbell records it dropped as stale */
+};
+
+int ringnicdv_query_qp_counters(struct ibv_qp *qp,
+				struct ringnicdv_qp_counters *counters,
+				uint32_t inlen);
+
 #ifdef __cplusplus
 }
 #endif

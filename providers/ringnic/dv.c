@@ -2,6 +2,7 @@
 /* The direct verbs of include/infiniband/ringnicdv.h. */
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 #include <infiniband/ringnicdv.h>
 
 #include "ringnic.h"
@@ -44,4 +45,60 @@ int ringnicdv_req_notify_cq(struct ibv_cq *ibcq,
 	     attr->reserved))
 		return EINVAL;
 	return rn_arm_cq(to_rn_cq(ibcq), level[attr->arm]);
+}
+
+/* Output structures: we fill ours, the caller gets what it has room for. */
+static void copy_out(void *dst, uint32_t inlen, const void *src, size_t ours)
+{
+	memset(dst, 0, inlen);
+	memcpy(dst, src, inlen < ours ? inlen : ours);
+}
+
+int ringnicdv_query_sq_window(struct ibv_qp *ibqp,
+			      struct ringnicdv_sq_window *window,
+			      uint32_t inlen)
+{
+	struct ringnicdv_sq_window w = { 0 };
+	struct rn_qp *qp;
+
+	if (!rn_is_ringnic(ibqp->context))
+		return EOPNOTSUPP;
+	if (inlen < end_of(struct ringnicdv_sq_window, free))
+		return EINVAL;
+	qp = to_rn_qp(ibqp);
+	w.size = qp->sq_slots * RN_SLOT_SIZE;
+	w.op_size = RN_SEND_HDR_SIZE;
+	w.iov_size = sizeof(struct rn_sge);
+	w.iov_limit = qp->cap.max_send_sge;
+	w.op_alignment = RN_SLOT_SIZE;
+	w.inline_limit = qp->cap.max_inline_data;
+	/* A snapshot, taken without the SQ lock: this may be called between
+	 * ibv_wr_start and ibv_wr_complete, which hold it.
+	 */
+	w.free = rn_sq_free_slots(qp) * RN_SLOT_SIZE;
+	copy_out(window, inlen, &w, sizeof(w));
+	return 0;
+}
+
+int ringnicdv_query_qp_counters(struct ibv_qp *ibqp,
+				struct ringnicdv_qp_counters *counters,
+				uint32_t inlen)
+{
+	struct ringnicdv_qp_counters c = { 0 };
+	struct rn_qp *qp;
+
+	if (!rn_is_ringnic(ibqp->context))
+		return EOPNOTSUPP;
+	if (inlen < end_of(struct ringnicdv_qp_counters, wakeups))
+		return EINVAL;
+	qp = to_rn_qp(ibqp);
+	/* Snapshots, without the SQ lock (see ringnicdv_query_sq_window). */
+	c.doorbells = __atomic_load_n(&qp->doorbells, __ATOMIC_RELAXED);
+	c.wakeups = __atomic_load_n(&qp->wakeups, __ATOMIC_RELAXED);
+	c.device_doorbells = __atomic_load_n(&qp->ctrl->doorbells, __ATOMIC_RELAXED);
+	c.groups = __atomic_load_n(&qp->ctrl->groups, __ATOMIC_RELAXED);
+	c.wqes = __atomic_load_n(&qp->ctrl->wqes, __ATOMIC_RELAXED);
+	c.stale = __atomic_load_n(&qp->ctrl->stale, __ATOMIC_RELAXED);
+	copy_out(counters, inlen, &c, sizeof(c));
+	return 0;
 }

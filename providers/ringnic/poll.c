@@ -48,6 +48,7 @@ int rn_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	struct rn_cq *cq = to_rn_cq(ibcq);
 	int n;
 
+	rn_cq_flush_deferred(cq);
 	cq_lock(cq);
 	for (n = 0; n < ne; n++) {
 		const struct rn_cqe *cqe = next_cqe(cq);
@@ -99,6 +100,7 @@ int rn_arm_cq(struct rn_cq *cq, uint32_t level)
 
 	if (rn_dead(to_rn_ctx(cq->ibv_cq.context)))
 		return ENODEV;
+	rn_cq_flush_deferred(cq);
 	old = __atomic_load_n(&cq->ctrl->arm, __ATOMIC_RELAXED);
 	while (!__atomic_compare_exchange_n(&cq->ctrl->arm, &old,
 					    rn_arm_raise(old, level), false,
@@ -148,6 +150,7 @@ static int start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 
 	if (attr->comp_mask)
 		return EINVAL;
+	rn_cq_flush_deferred(cq);
 	cq_lock(cq);
 	cqe = next_cqe(cq);
 	if (!cqe) {

@@ -9,11 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <infiniband/ringnicdv.h>
+
 #include "kernel-abi/ringnic-ring.h"
 #include "ringnic.h"
 
 #define RN_SEND_FLAGS                                                          \
-	(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_FENCE | IBV_SEND_INLINE)
+	(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_FENCE |              \
+	 IBV_SEND_INLINE | RINGNICDV_SEND_DEFER)
 
 /* The largest send WQE: header plus the largest payload. */
 #define RN_WQE_BUF (RN_SEND_HDR_SIZE + RN_MAX_INLINE)
@@ -30,7 +33,8 @@ static enum ibv_qp_state qp_state(const struct rn_qp *qp)
 	return __atomic_load_n(&qp->ctrl->state, __ATOMIC_ACQUIRE);
 }
 
-void rn_ring(struct rn_context *ctx, struct rn_doorbells *db, uint32_t index)
+/* Ring a doorbell; returns true if the device slept and had to be woken. */
+bool rn_ring(struct rn_context *ctx, struct rn_doorbells *db, uint32_t index)
 {
 	static const uint64_t one = 1;
 
@@ -40,11 +44,14 @@ void rn_ring(struct rn_context *ctx, struct rn_doorbells *db, uint32_t index)
 	__atomic_fetch_or(&db->pending[index / 64], 1ull << (index % 64),
 			  __ATOMIC_SEQ_CST);
 	__atomic_fetch_or(&db->summary, 1ull << (index / 64), __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&ctx->dev_page->asleep, __ATOMIC_SEQ_CST) &&
-	    write(ctx->wake_fd, &one, sizeof(one)) < 0)
+	if (!__atomic_load_n(&ctx->dev_page->asleep, __ATOMIC_SEQ_CST))
+		return false;
+	if (write(ctx->wake_fd, &one, sizeof(one)) < 0)
 		rn_dbg(ctx, "wake-up failed: %m\n");
+	return true;
 }
 
+/* Hand everything written to the device: one doorbell record. sq_lock held. */
 static void ring_sq(struct rn_qp *qp)
 {
 	struct rn_context *ctx = qp_ctx(qp);
@@ -52,14 +59,63 @@ static void ring_sq(struct rn_qp *qp)
 	/* Release: the WQEs are in the ring before the doorbell names them. */
 	__atomic_store_n(&qp->ctrl->sq_db, RN_DB_RECORD(qp->handle, qp->sq_prod),
 			 __ATOMIC_RELEASE);
-	rn_ring(ctx, &ctx->dev_page->qp, qp->handle);
+	qp->sq_rung = qp->sq_prod;
+	/* Atomic: ringnicdv_query_qp_counters reads them without the lock. */
+	__atomic_fetch_add(&qp->doorbells, 1, __ATOMIC_RELAXED);
+	if (rn_ring(ctx, &ctx->dev_page->qp, qp->handle))
+		__atomic_fetch_add(&qp->wakeups, 1, __ATOMIC_RELAXED);
 }
 
-static uint32_t sq_free_slots(const struct rn_qp *qp)
+/*
+ * WRs were written but deliberately not rung (RINGNICDV_SEND_DEFER): polling
+ * or arming the send CQ will ring for them if nothing else does first.
+ */
+static void leave_deferred(struct rn_qp *qp)
+{
+	struct rn_cq *cq = to_rn_cq(qp->vqp.qp.send_cq);
+
+	__atomic_store_n(&cq->deferred, 1, __ATOMIC_RELEASE);
+}
+
+/* The end of a posting call: ring, unless all it wrote was deferred. */
+static void post_done(struct rn_qp *qp, bool ring)
+{
+	if (qp->sq_prod == qp->sq_rung)
+		return;
+	if (ring)
+		ring_sq(qp);
+	else
+		leave_deferred(qp);
+}
+
+void rn_qp_flush_deferred(struct rn_qp *qp)
+{
+	pthread_spin_lock(&qp->sq_lock);
+	if (qp->sq_prod != qp->sq_rung)
+		ring_sq(qp);
+	pthread_spin_unlock(&qp->sq_lock);
+}
+
+/* Polling or arming a CQ: its QPs' deferred WRs go to the device now. */
+void rn_cq_flush_deferred(struct rn_cq *cq)
+{
+	struct rn_qp *qp;
+
+	if (!__atomic_load_n(&cq->deferred, __ATOMIC_ACQUIRE) ||
+	    !__atomic_exchange_n(&cq->deferred, 0, __ATOMIC_ACQ_REL))
+		return;
+	pthread_mutex_lock(&cq->send_qps_lock);
+	for (qp = cq->send_qps; qp; qp = qp->next_send_qp)
+		rn_qp_flush_deferred(qp);
+	pthread_mutex_unlock(&cq->send_qps_lock);
+}
+
+uint32_t rn_sq_free_slots(const struct rn_qp *qp)
 {
 	uint64_t cons = __atomic_load_n(&qp->ctrl->sq_cons, __ATOMIC_ACQUIRE);
+	uint64_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_RELAXED);
 
-	return qp->sq_slots - ((qp->sq_prod - cons) & RN_DB_SEQ_MASK);
+	return qp->sq_slots - ((prod - cons) & RN_DB_SEQ_MASK);
 }
 
 /* ---- send WQEs ------------------------------------------------------------ */
@@ -172,7 +228,8 @@ static void wqe_write(struct rn_qp *qp, uint8_t *buf, unsigned int nslots)
 	hdr->nslots = nslots;
 	rn_ring_write(qp->sq, qp->sq_slots, qp->sq_prod, buf,
 		      RN_SEND_HDR_SIZE + payload);
-	qp->sq_prod = (qp->sq_prod + nslots) & RN_DB_SEQ_MASK;
+	__atomic_store_n(&qp->sq_prod, (qp->sq_prod + nslots) & RN_DB_SEQ_MASK,
+			 __ATOMIC_RELAXED);
 }
 
 /* Build the WQE for one ibv_send_wr in buf; returns slots or -errno. */
@@ -219,26 +276,31 @@ static bool sq_open(enum ibv_qp_state s)
 	return s == IBV_QPS_RTS || s == IBV_QPS_SQD || s == IBV_QPS_ERR;
 }
 
+/*
+ * One doorbell for the whole list, unless every WR in it is deferred.  A
+ * failure rings too: whatever was deferred before it must not wait for a
+ * terminating post the application will not make.
+ */
 int rn_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		 struct ibv_send_wr **bad_wr)
 {
 	struct rn_qp *qp = to_rn_qp(ibqp);
 	uint8_t buf[RN_WQE_BUF] __attribute__((aligned(8)));
-	uint64_t start;
+	bool ring = false;
 	uint32_t free_slots;
 	int ret = 0;
 
 	pthread_spin_lock(&qp->sq_lock);
-	start = qp->sq_prod;
 	if (rn_dead(qp_ctx(qp))) {
 		ret = ENODEV;
 		goto out;
 	}
 	if (!sq_open(qp_state(qp))) {
 		ret = EINVAL;
+		post_done(qp, true);
 		goto out;
 	}
-	free_slots = sq_free_slots(qp);
+	free_slots = rn_sq_free_slots(qp);
 	for (; wr; wr = wr->next) {
 		int nslots = build_send(qp, wr, buf);
 
@@ -247,7 +309,7 @@ int rn_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			break;
 		}
 		if ((uint32_t)nslots > free_slots) {
-			free_slots = sq_free_slots(qp);
+			free_slots = rn_sq_free_slots(qp);
 			if ((uint32_t)nslots > free_slots) {
 				ret = ENOMEM;
 				break;
@@ -255,9 +317,10 @@ int rn_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		}
 		wqe_write(qp, buf, nslots);
 		free_slots -= nslots;
+		if (!(wr->send_flags & RINGNICDV_SEND_DEFER))
+			ring = true;
 	}
-	if (qp->sq_prod != start)
-		ring_sq(qp);
+	post_done(qp, ring || ret);
 out:
 	pthread_spin_unlock(&qp->sq_lock);
 	if (ret)
@@ -339,8 +402,9 @@ out:
  * Each opcode call starts a WQE header in qp->wr; the following data call
  * (set_sge, set_sge_list, set_inline_data[_list]) completes it and writes it
  * into the ring.  Nothing is visible to the device before ibv_wr_complete,
- * which rings once for the whole batch; on any error it rolls the batch back
- * and returns the error, as ibv_wr_abort does.
+ * which rings once for the whole batch (unless all of it is deferred); on
+ * any error it rolls the batch back, rings for what was deferred before
+ * it, and returns the error.  ibv_wr_abort rolls back and returns.
  */
 
 static void wr_fail(struct rn_qp *qp, int err)
@@ -363,6 +427,7 @@ static void wr_begin(struct ibv_qp_ex *qpx, uint8_t opcode)
 	hdr->opcode = opcode;
 	hdr->flags = wqe_flags(qpx->wr_flags);
 	qp->wr.open = true;
+	qp->wr.deferred = qpx->wr_flags & RINGNICDV_SEND_DEFER;
 }
 
 static void wr_send(struct ibv_qp_ex *qpx)
@@ -447,11 +512,13 @@ static void wr_finish(struct rn_qp *qp, const struct ibv_sge *sge, int num_sge,
 		wr_fail(qp, -nslots);
 		return;
 	}
-	if ((uint32_t)nslots > sq_free_slots(qp)) {
+	if ((uint32_t)nslots > rn_sq_free_slots(qp)) {
 		wr_fail(qp, ENOMEM);
 		return;
 	}
 	wqe_write(qp, buf, nslots);
+	if (!qp->wr.deferred)
+		qp->wr.ring = true;
 }
 
 static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
@@ -499,6 +566,7 @@ static void wr_start(struct ibv_qp_ex *qpx)
 	pthread_spin_lock(&qp->sq_lock);
 	qp->wr.start_prod = qp->sq_prod;
 	qp->wr.open = false;
+	qp->wr.ring = false;
 	if (rn_dead(qp_ctx(qp)))
 		qp->wr.err = ENODEV;
 	else
@@ -515,8 +583,8 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	ret = qp->wr.err;
 	if (ret)
 		qp->sq_prod = qp->wr.start_prod;
-	else if (qp->sq_prod != qp->wr.start_prod)
-		ring_sq(qp);
+	if (ret != ENODEV)
+		post_done(qp, qp->wr.ring || ret);
 	pthread_spin_unlock(&qp->sq_lock);
 	return ret;
 }

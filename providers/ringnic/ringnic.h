@@ -71,6 +71,13 @@ struct rn_cq {
 	const struct rn_cqe *cur; /* the CQE between start_poll and end_poll */
 	int channel_wfd; /* write end of the completion channel, or -1 */
 	struct rn_cq *next_channel_cq; /* in ctx->channel_cqs */
+
+	/* QPs sending into this CQ, whose deferred WRs polling or arming it
+	 * hands to the device (rn_cq_flush_deferred).
+	 */
+	pthread_mutex_t send_qps_lock;
+	struct rn_qp *send_qps;
+	int deferred; /* atomic: one of them may have deferred WRs */
 };
 
 /* The WQE being built by the ibv_wr_* calls. */
@@ -78,6 +85,8 @@ struct rn_wr_state {
 	uint64_t start_prod; /* SQ producer at ibv_wr_start */
 	int err; /* first error since ibv_wr_start */
 	bool open; /* an opcode call is waiting for its data */
+	bool deferred; /* the open WR has RINGNICDV_SEND_DEFER */
+	bool ring; /* a WR of the batch is not deferred */
 	struct rn_send_wqe hdr;
 };
 
@@ -96,7 +105,11 @@ struct rn_qp {
 
 	pthread_spinlock_t sq_lock;
 	uint64_t sq_prod; /* slots written, 48 bits */
+	uint64_t sq_rung; /* sq_prod in the last doorbell record */
 	struct rn_wr_state wr;
+	struct rn_qp *next_send_qp; /* in send_cq->send_qps */
+	uint64_t doorbells; /* doorbell records written, under sq_lock */
+	uint64_t wakeups; /* of them, those that woke the device */
 
 	pthread_spinlock_t rq_lock;
 	uint32_t rq_prod;
@@ -192,7 +205,10 @@ int rn_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 int rn_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		 struct ibv_recv_wr **bad_wr);
 void rn_qp_init_wr_ops(struct rn_qp *qp);
-void rn_ring(struct rn_context *ctx, struct rn_doorbells *db, uint32_t index);
+bool rn_ring(struct rn_context *ctx, struct rn_doorbells *db, uint32_t index);
+void rn_qp_flush_deferred(struct rn_qp *qp);
+void rn_cq_flush_deferred(struct rn_cq *cq);
+uint32_t rn_sq_free_slots(const struct rn_qp *qp);
 
 /* poll.c */
 int rn_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);

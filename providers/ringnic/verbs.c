@@ -286,6 +286,7 @@ static struct rn_cq *cq_create(struct ibv_context *context,
 	cq->single_threaded = attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
 			      attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_init(&cq->send_qps_lock, NULL);
 	cq->ibv_cq.cqe = cq->entries;
 	cq->ibv_cq.handle = cq->handle;
 	rn_cq_init_poll_ops(cq);
@@ -339,6 +340,7 @@ int rn_destroy_cq(struct ibv_cq *ibcq)
 	}
 	munmap(cq->mem, cq->mem_size);
 	pthread_spin_destroy(&cq->lock);
+	pthread_mutex_destroy(&cq->send_qps_lock);
 	free(cq);
 	return 0;
 }
@@ -373,6 +375,28 @@ static int check_qp_attr(struct ibv_context *context,
 	    attr->recv_cq->context != context)
 		return EINVAL;
 	return 0;
+}
+
+/* The send CQ knows its QPs, to ring for their deferred WRs. */
+static void send_qp_add(struct rn_cq *cq, struct rn_qp *qp)
+{
+	pthread_mutex_lock(&cq->send_qps_lock);
+	qp->next_send_qp = cq->send_qps;
+	cq->send_qps = qp;
+	pthread_mutex_unlock(&cq->send_qps_lock);
+}
+
+static void send_qp_del(struct rn_cq *cq, struct rn_qp *qp)
+{
+	struct rn_qp **p;
+
+	pthread_mutex_lock(&cq->send_qps_lock);
+	for (p = &cq->send_qps; *p; p = &(*p)->next_send_qp)
+		if (*p == qp) {
+			*p = qp->next_send_qp;
+			break;
+		}
+	pthread_mutex_unlock(&cq->send_qps_lock);
 }
 
 static struct ibv_qp *qp_create(struct ibv_context *context,
@@ -443,6 +467,7 @@ static struct ibv_qp *qp_create(struct ibv_context *context,
 		qp->vqp.comp_mask |= RN_VERBS_QP_EX;
 		rn_qp_init_wr_ops(qp);
 	}
+	send_qp_add(to_rn_cq(attr->send_cq), qp);
 
 	/* What the caller asked for is at least what it got. */
 	attr->cap.max_send_wr = resp.cap.max_send_wr;
@@ -572,6 +597,8 @@ int rn_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	int ret;
 
 	attr_to_wire(attr, &req.attr);
+	/* The device sees deferred WRs before the QP changes state. */
+	rn_qp_flush_deferred(qp);
 	/* A reset empties the queues where our producers are: hold posting
 	 * off so that they stay there until the device has moved.
 	 */
@@ -620,11 +647,15 @@ int rn_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 int rn_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct rn_qp *qp = to_rn_qp(ibqp);
-	int ret = destroy_result(handle_call(ibqp->context, RN_CTL_DESTROY_QP,
-					     qp->handle));
+	int ret;
 
+	/* Deferred WRs are handed over, then destroyed with the QP. */
+	rn_qp_flush_deferred(qp);
+	ret = destroy_result(handle_call(ibqp->context, RN_CTL_DESTROY_QP,
+					 qp->handle));
 	if (ret)
 		return ret;
+	send_qp_del(to_rn_cq(ibqp->send_cq), qp);
 	munmap(qp->mem, qp->mem_size);
 	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->rq_lock);
