@@ -12,7 +12,9 @@
  * completion makes every WR fenced, so IBV_SEND_FENCE needs nothing more.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,6 +100,7 @@ static enum ibv_wc_opcode send_wc_opcode(uint8_t op)
 static void complete_send(struct rn_qp *qp, const struct rn_wqe *w,
 			  enum ibv_wc_status status, uint32_t byte_len)
 {
+	qp->ctrl->wqes++;
 	qp->sq_head = (qp->sq_head + w->nslots) & RN_DB_SEQ_MASK;
 	__atomic_store_n(&qp->ctrl->sq_cons, qp->sq_head, __ATOMIC_RELEASE);
 	if (status != IBV_WC_SUCCESS || qp->sq_sig_all ||
@@ -542,20 +545,162 @@ void rn_engine_forget(struct rn_qp *qp)
 		qp->client->dev->stage_qp = NULL;
 }
 
-/* Fetch the WQE at sq_head, counting what the fetch cost. */
-static int fetch(struct rn_qp *qp, struct rn_wqe *w)
+/* Fetch the WQE at slot counter pos of the chain, counting the groups. */
+static int fetch_at(struct rn_qp *qp, uint64_t pos, struct rn_wqe *w)
 {
 	struct rn_wqe_limits lim = send_limits(qp);
 	struct rn_stage *st = stage_for(qp);
 	uint64_t groups = st->groups;
 	int ret;
 
-	ret = rn_send_wqe_fetch(st, qp->sq, qp->sq_slots, qp->sq_head,
-				qp->sq_prod, &lim, w);
+	ret = rn_send_wqe_fetch(st, qp->sq, qp->sq_slots, pos, qp->sq_prod,
+				&lim, w);
 	qp->ctrl->groups += st->groups - groups;
-	if (!ret)
-		qp->ctrl->wqes++;
 	return ret;
+}
+
+static int fetch(struct rn_qp *qp, struct rn_wqe *w)
+{
+	return fetch_at(qp, qp->sq_head, w);
+}
+
+/* ---- batches of RDMA WRITEs -------------------------------------------- */
+
+/*
+ * Moving a small message costs two system calls, whatever its size.  A run
+ * of WRITEs of one QP (to one peer) is moved with two calls in all: their
+ * sources gathered in one process_vm_readv, their destinations scattered
+ * by one process_vm_writev, adjacent ranges merged.  Only runs where every
+ * WQE is valid and the copy succeeds whole are done this way; anything
+ * else goes through execute() one WQE at a time, which gives each error its
+ * exact completion.  Writes can be redone, so falling back after a failed
+ * batch copy is safe.
+ */
+#define RN_BATCH_WQES 64
+#define RN_BATCH_IOVS 1024 /* IOV_MAX */
+
+struct batch {
+	struct rn_wqe w[RN_BATCH_WQES];
+	uint64_t len[RN_BATCH_WQES];
+	struct iovec src[RN_BATCH_IOVS];
+	struct iovec dst[RN_BATCH_IOVS];
+	unsigned int n, nsrc, ndst;
+	uint64_t bytes;
+	bool inline_data;
+};
+
+/* The engine's working memory. */
+int rn_engine_init(struct rn_device *dev)
+{
+	dev->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);
+	dev->stage = aligned_alloc(64, sizeof(*dev->stage));
+	dev->batch = malloc(sizeof(*dev->batch));
+	return dev->bounce && dev->stage && dev->batch ? 0 : ENOMEM;
+}
+
+/* Append to an iovec list, merging with the last entry when adjacent. */
+static bool iov_append(struct iovec *v, unsigned int *n, void *base, size_t len)
+{
+	if (!len)
+		return true;
+	if (*n && (char *)v[*n - 1].iov_base + v[*n - 1].iov_len == base) {
+		v[*n - 1].iov_len += len;
+		return true;
+	}
+	if (*n == RN_BATCH_IOVS)
+		return false;
+	v[*n].iov_base = base;
+	v[*n].iov_len = len;
+	(*n)++;
+	return true;
+}
+
+/* Add w (fetched into b->w[b->n]) if it fits and every check would pass. */
+static bool batch_add(struct batch *b, struct rn_qp *qp, struct rn_qp *dst,
+		      const struct rn_wqe *w)
+{
+	unsigned int nsrc = b->nsrc, ndst = b->ndst, i;
+	struct rn_iovs src, remote;
+	uint64_t len;
+
+	if (w->opcode != RN_OP_WRITE ||
+	    (b->n && !(w->flags & RN_WQE_INLINE) != !b->inline_data))
+		return false;
+	if (gather(qp, w, &src, &len) ||
+	    b->bytes + len > RN_BOUNCE_SIZE ||
+	    !remote_range(dst, w->remote_addr, w->rkey, len,
+			  IBV_ACCESS_REMOTE_WRITE, &remote))
+		return false;
+	if (!(w->flags & RN_WQE_INLINE))
+		for (i = 0; i < src.n; i++)
+			if (!iov_append(b->src, &nsrc, src.iov[i].iov_base,
+					src.iov[i].iov_len))
+				return false;
+	for (i = 0; i < remote.n; i++)
+		if (!iov_append(b->dst, &ndst, remote.iov[i].iov_base,
+				remote.iov[i].iov_len))
+			return false;
+	b->nsrc = nsrc;
+	b->ndst = ndst;
+	b->inline_data = w->flags & RN_WQE_INLINE;
+	b->len[b->n] = len;
+	b->bytes += len;
+	b->n++;
+	return true;
+}
+
+/* Gather everything into the bounce buffer, scatter it out. */
+static bool batch_copy(struct batch *b, struct rn_qp *qp, struct rn_qp *dst)
+{
+	uint8_t *bounce = qp->client->dev->bounce;
+	struct iovec local = { bounce, b->bytes };
+	uint64_t off = 0;
+	unsigned int i;
+
+	if (!b->bytes)
+		return true;
+	if (b->inline_data) {
+		for (i = 0; i < b->n; i++) {
+			memcpy(bounce + off, b->w[i].inline_data, b->len[i]);
+			off += b->len[i];
+		}
+	} else if (process_vm_readv(qp->client->pid, &local, 1, b->src, b->nsrc,
+				    0) != (ssize_t)b->bytes) {
+		return false;
+	}
+	return process_vm_writev(dst->client->pid, &local, 1, b->dst, b->ndst,
+				 0) == (ssize_t)b->bytes;
+}
+
+/*
+ * Execute the run of WRITEs at sq_head as one batch, up to 'budget' WQEs.
+ * Returns how many were completed; 0 leaves them to execute().
+ */
+static unsigned int run_write_batch(struct rn_qp *qp, unsigned int budget)
+{
+	struct batch *b = qp->client->dev->batch;
+	struct rn_qp *dst = peer_of(qp);
+	uint64_t pos = qp->sq_head;
+	unsigned int i;
+
+	if (!dst)
+		return 0;
+	b->n = b->nsrc = b->ndst = 0;
+	b->bytes = 0;
+	while (b->n < RN_BATCH_WQES && b->n < budget && pos != qp->sq_prod) {
+		struct rn_wqe *w = &b->w[b->n];
+
+		if (fetch_at(qp, pos, w) || !batch_add(b, qp, dst, w))
+			break;
+		pos = (pos + w->nslots) & RN_DB_SEQ_MASK;
+	}
+	if (b->n < 2 || !batch_copy(b, qp, dst))
+		return 0;
+	for (i = 0; i < b->n; i++) {
+		advance_psns(qp, dst, b->len[i]);
+		complete_send(qp, &b->w[i], IBV_WC_SUCCESS, b->len[i]);
+	}
+	return b->n;
 }
 
 /* Execute up to 'budget' WQEs of the QP's send queue. */
@@ -574,6 +719,15 @@ static bool run_sq(struct rn_qp *qp, uint64_t now, unsigned int budget)
 				qp->client->pid, qp->qpn);
 			qp_fatal(qp, IBV_EVENT_QP_FATAL);
 			return true;
+		}
+		if (w.opcode == RN_OP_WRITE && !qp->wqe_started) {
+			unsigned int n = run_write_batch(qp, budget + 1);
+
+			if (n) {
+				budget -= n - 1;
+				progress = true;
+				continue;
+			}
 		}
 		res = execute(qp, &w);
 		if (res.outcome != DONE) {

@@ -22,6 +22,7 @@
 
 struct rn_device;
 struct rn_client;
+struct batch;
 
 #define RN_RUNTIME_DIR_MAX 96
 #define RN_NAME_MAX 32
@@ -191,6 +192,7 @@ struct rn_device {
 	struct rn_watch netlink_watch;
 	void *netlink; /* struct nl_sock * for address changes, or NULL */
 	bool stop;
+	uint64_t idle_poll_ns; /* polling after the last work, then sleep */
 
 	struct rn_list clients;
 	struct rn_table mr_keys; /* key >> 8 -> struct rn_mr */
@@ -200,6 +202,7 @@ struct rn_device {
 
 	struct rn_list active; /* QPs that may have send work */
 	uint8_t *bounce; /* staging buffer for process_vm_readv/writev */
+	struct batch *batch; /* a run of WRITEs being moved (engine.c) */
 	struct rn_stage *stage; /* the SQ slots last fetched (wqe.h) */
 	struct rn_qp *stage_qp; /* whose they are */
 };
@@ -270,6 +273,7 @@ void rn_qp_set_state(struct rn_qp *qp, enum ibv_qp_state state);
 void rn_qp_to_error(struct rn_qp *qp);
 
 /* engine.c */
+int rn_engine_init(struct rn_device *dev);
 bool rn_engine_pass(struct rn_device *dev, uint64_t now_ns);
 void rn_engine_doorbell(struct rn_qp *qp);
 void rn_engine_schedule(struct rn_qp *qp);

@@ -14,7 +14,7 @@ export RINGNIC_RUNTIME_DIR
 RINGNIC_RUNTIME_DIR=$(mktemp -d /tmp/rn.XXXXXX)
 dir=$RINGNIC_RUNTIME_DIR
 
-ringnicd --runtime-dir "$dir" --foreground 2>"$dir.log" &
+ringnicd --runtime-dir "$dir" --foreground ${RINGNICD_ARGS:-} 2>"$dir.log" &
 export RINGNICD_PID=$!
 for _ in $(seq 100); do
 	[ -e "$dir"/sys/class/infiniband_verbs/*/ibdev ] && break
