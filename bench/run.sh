@@ -8,28 +8,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
-export PATH="$build/bin:$PATH"
-export RINGNIC_RUNTIME_DIR
-RINGNIC_RUNTIME_DIR=$(mktemp -d /tmp/ringnic-bench.XXXXXX)
 mkdir -p "$here/results"
 csv=$here/results/quick.csv
-port=18700
-
-ringnicd --runtime-dir "$RINGNIC_RUNTIME_DIR"
-trap 'kill -TERM "$(cat "$RINGNIC_RUNTIME_DIR/ringnic0.pid")"' EXIT
-
-# perftest TOOL ARGS...: the client's result row.
-perftest() {
-	local tool=$1
-	shift
-	port=$((port + 1))
-	ringnic-run "$tool" -p $port "$@" >/dev/null 2>&1 &
-	local server=$!
-	until ss -Hltn "sport = :$port" | grep -q .; do sleep 0.05; done
-	ringnic-run "$tool" -p $port "$@" localhost |
-		awk '/#bytes/ { t = 1; next } t && $1 ~ /^[0-9]+$/ { print; exit }'
-	wait $server
-}
+. "$here/lib.sh"
 
 echo "metric,value,unit" >"$csv"
 emit() {

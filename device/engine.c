@@ -146,18 +146,25 @@ static void complete_recv(struct rn_qp *qp, const struct rn_rwqe *r,
 
 enum rq_status { RQ_OK, RQ_EMPTY, RQ_BAD };
 
-static enum rq_status rq_next(struct rn_qp *qp, struct rn_rwqe *r)
+/* The receive WQE at slot counter pos (rq_head or after it). */
+static enum rq_status rq_at(struct rn_qp *qp, uint32_t pos, struct rn_rwqe *r)
 {
 	uint32_t prod = __atomic_load_n(&qp->ctrl->rq_prod, __ATOMIC_ACQUIRE);
-	uint32_t avail = prod - qp->rq_head;
+	uint32_t avail = prod - pos;
 	struct rn_wqe_limits lim = recv_limits(qp);
 
-	if (!avail)
+	if (prod - qp->rq_head > qp->rq_slots)
+		return RQ_BAD;
+	if (!avail || avail > prod - qp->rq_head)
 		return RQ_EMPTY;
-	if (avail > qp->rq_slots ||
-	    rn_recv_wqe_fetch(qp->rq, qp->rq_slots, qp->rq_head, avail, &lim, r))
+	if (rn_recv_wqe_fetch(qp->rq, qp->rq_slots, pos, avail, &lim, r))
 		return RQ_BAD;
 	return RQ_OK;
+}
+
+static enum rq_status rq_next(struct rn_qp *qp, struct rn_rwqe *r)
+{
+	return rq_at(qp, qp->rq_head, r);
 }
 
 /* The QP fails for good: an async event, then the error state. */
@@ -564,28 +571,32 @@ static int fetch(struct rn_qp *qp, struct rn_wqe *w)
 	return fetch_at(qp, qp->sq_head, w);
 }
 
-/* ---- batches of RDMA WRITEs -------------------------------------------- */
+/* ---- batches of SENDs and WRITEs ---------------------------------------- */
 
 /*
  * Moving a small message costs two system calls, whatever its size.  A run
- * of WRITEs of one QP (to one peer) is moved with two calls in all: their
- * sources gathered in one process_vm_readv, their destinations scattered
- * by one process_vm_writev, adjacent ranges merged.  Only runs where every
- * WQE is valid and the copy succeeds whole are done this way; anything
- * else goes through execute() one WQE at a time, which gives each error its
- * exact completion.  Writes can be redone, so falling back after a failed
- * batch copy is safe.
+ * of SENDs and WRITEs of one QP (to one peer) is moved with two calls in
+ * all: their sources gathered by one process_vm_readv, their destinations
+ * (remote ranges, or the receive WQEs SENDs and immediates consume)
+ * scattered by one process_vm_writev, adjacent ranges merged.  Only runs
+ * where every WQE is valid, every receive WQE is there and the copy
+ * succeeds whole are done this way; anything else goes through execute()
+ * one WQE at a time, which gives each error its exact completion.  Nothing
+ * is consumed or completed before the copy succeeded, and a copy can be
+ * redone, so falling back after a failed batch copy is safe.
  */
 #define RN_BATCH_WQES 64
 #define RN_BATCH_IOVS 1024 /* IOV_MAX */
 
 struct batch {
 	struct rn_wqe w[RN_BATCH_WQES];
+	struct rn_rwqe r[RN_BATCH_WQES]; /* the receive WQE a WQE consumes */
 	uint64_t len[RN_BATCH_WQES];
 	struct iovec src[RN_BATCH_IOVS];
 	struct iovec dst[RN_BATCH_IOVS];
 	unsigned int n, nsrc, ndst;
 	uint64_t bytes;
+	uint32_t rq_pos; /* the responder's next receive WQE */
 	bool inline_data;
 };
 
@@ -615,36 +626,68 @@ static bool iov_append(struct iovec *v, unsigned int *n, void *base, size_t len)
 	return true;
 }
 
+/* Append the first len bytes of a resolved list. */
+static bool iovs_append(struct iovec *v, unsigned int *n,
+			const struct rn_iovs *from, uint64_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < from->n && len; i++) {
+		size_t part = from->iov[i].iov_len < len ? from->iov[i].iov_len : len;
+
+		if (!iov_append(v, n, from->iov[i].iov_base, part))
+			return false;
+		len -= part;
+	}
+	return true;
+}
+
+static bool consumes_receive(uint8_t op)
+{
+	return op == RN_OP_SEND || op == RN_OP_SEND_IMM || op == RN_OP_WRITE_IMM;
+}
+
+/* Where the data of w goes at the responder, if every check would pass. */
+static bool batch_destination(struct batch *b, struct rn_qp *dst,
+			      const struct rn_wqe *w, uint64_t len,
+			      struct rn_iovs *to)
+{
+	struct rn_rwqe *r = &b->r[b->n];
+
+	if (consumes_receive(w->opcode) && rq_at(dst, b->rq_pos, r) != RQ_OK)
+		return false;
+	if (w->opcode == RN_OP_SEND || w->opcode == RN_OP_SEND_IMM)
+		return !local_sgl(dst, r->sge, r->num_sge, IBV_ACCESS_LOCAL_WRITE,
+				  to) && len <= to->len;
+	return remote_range(dst, w->remote_addr, w->rkey, len,
+			    IBV_ACCESS_REMOTE_WRITE, to);
+}
+
 /* Add w (fetched into b->w[b->n]) if it fits and every check would pass. */
 static bool batch_add(struct batch *b, struct rn_qp *qp, struct rn_qp *dst,
 		      const struct rn_wqe *w)
 {
-	unsigned int nsrc = b->nsrc, ndst = b->ndst, i;
-	struct rn_iovs src, remote;
+	unsigned int nsrc = b->nsrc, ndst = b->ndst;
+	struct rn_iovs src, to;
 	uint64_t len;
 
-	if (w->opcode != RN_OP_WRITE ||
+	if (w->opcode > RN_OP_WRITE_IMM ||
 	    (b->n && !(w->flags & RN_WQE_INLINE) != !b->inline_data))
 		return false;
-	if (gather(qp, w, &src, &len) ||
-	    b->bytes + len > RN_BOUNCE_SIZE ||
-	    !remote_range(dst, w->remote_addr, w->rkey, len,
-			  IBV_ACCESS_REMOTE_WRITE, &remote))
+	if (gather(qp, w, &src, &len) || b->bytes + len > RN_BOUNCE_SIZE ||
+	    !batch_destination(b, dst, w, len, &to))
 		return false;
-	if (!(w->flags & RN_WQE_INLINE))
-		for (i = 0; i < src.n; i++)
-			if (!iov_append(b->src, &nsrc, src.iov[i].iov_base,
-					src.iov[i].iov_len))
-				return false;
-	for (i = 0; i < remote.n; i++)
-		if (!iov_append(b->dst, &ndst, remote.iov[i].iov_base,
-				remote.iov[i].iov_len))
-			return false;
+	if (!(w->flags & RN_WQE_INLINE) && !iovs_append(b->src, &nsrc, &src, len))
+		return false;
+	if (!iovs_append(b->dst, &ndst, &to, len))
+		return false;
 	b->nsrc = nsrc;
 	b->ndst = ndst;
 	b->inline_data = w->flags & RN_WQE_INLINE;
 	b->len[b->n] = len;
 	b->bytes += len;
+	if (consumes_receive(w->opcode))
+		b->rq_pos += b->r[b->n].nslots;
 	b->n++;
 	return true;
 }
@@ -672,11 +715,17 @@ static bool batch_copy(struct batch *b, struct rn_qp *qp, struct rn_qp *dst)
 				 0) == (ssize_t)b->bytes;
 }
 
+static bool batchable(const struct rn_wqe *w)
+{
+	return w->opcode <= RN_OP_WRITE_IMM;
+}
+
 /*
- * Execute the run of WRITEs at sq_head as one batch, up to 'budget' WQEs.
- * Returns how many were completed; 0 leaves them to execute().
+ * Execute the run of SENDs and WRITEs at sq_head as one batch, up to
+ * 'budget' WQEs.  Returns how many were completed; 0 leaves them to
+ * execute().  Completions come in the order execute() would give them.
  */
-static unsigned int run_write_batch(struct rn_qp *qp, unsigned int budget)
+static unsigned int run_batch(struct rn_qp *qp, unsigned int budget)
 {
 	struct batch *b = qp->client->dev->batch;
 	struct rn_qp *dst = peer_of(qp);
@@ -687,6 +736,7 @@ static unsigned int run_write_batch(struct rn_qp *qp, unsigned int budget)
 		return 0;
 	b->n = b->nsrc = b->ndst = 0;
 	b->bytes = 0;
+	b->rq_pos = dst->rq_head;
 	while (b->n < RN_BATCH_WQES && b->n < budget && pos != qp->sq_prod) {
 		struct rn_wqe *w = &b->w[b->n];
 
@@ -697,8 +747,16 @@ static unsigned int run_write_batch(struct rn_qp *qp, unsigned int budget)
 	if (b->n < 2 || !batch_copy(b, qp, dst))
 		return 0;
 	for (i = 0; i < b->n; i++) {
+		const struct rn_wqe *w = &b->w[i];
+
 		advance_psns(qp, dst, b->len[i]);
-		complete_send(qp, &b->w[i], IBV_WC_SUCCESS, b->len[i]);
+		if (consumes_receive(w->opcode))
+			complete_recv(dst, &b->r[i], IBV_WC_SUCCESS,
+				      w->opcode == RN_OP_WRITE_IMM ?
+					      IBV_WC_RECV_RDMA_WITH_IMM :
+					      IBV_WC_RECV,
+				      b->len[i], w, qp->qpn);
+		complete_send(qp, w, IBV_WC_SUCCESS, b->len[i]);
 	}
 	return b->n;
 }
@@ -720,8 +778,8 @@ static bool run_sq(struct rn_qp *qp, uint64_t now, unsigned int budget)
 			qp_fatal(qp, IBV_EVENT_QP_FATAL);
 			return true;
 		}
-		if (w.opcode == RN_OP_WRITE && !qp->wqe_started) {
-			unsigned int n = run_write_batch(qp, budget + 1);
+		if (batchable(&w) && !qp->wqe_started) {
+			unsigned int n = run_batch(qp, budget + 1);
 
 			if (n) {
 				budget -= n - 1;
