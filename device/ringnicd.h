@@ -213,7 +213,12 @@ struct rn_device {
 #define RN_QPN_GENS (1u << (24 - RN_QPN_INDEX_BITS))
 _Static_assert(RN_MAX_QP <= (1u << RN_QPN_INDEX_BITS), "QPN index bits");
 
-#define RN_BOUNCE_SIZE (256u << 10)
+/*
+ * The staging buffer of a copy, and so the most bytes one batch moves.
+ * Data crosses it twice (in, out): large buffers make the two system calls
+ * rare, so a copy costs what two memcpys cost.
+ */
+#define RN_BOUNCE_SIZE (1024u << 10)
 
 /* log.c */
 void rn_log_init(bool to_stderr, bool debug);
