@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # install-check.sh BUILD_DIR: cmake --install into a staging dir puts every
-# piece where a distro would, and the installed ringnic-run points at the
-# installed shim, not at the build tree.
+# piece where a distro would, every man page is installed, and the
+# installed ringnic-run points at the installed shim, not at the build tree.
 set -eu
 build=$1
 stage=$(mktemp -d /tmp/rn-install.XXXXXX)
@@ -12,16 +12,28 @@ libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$build/CMakeCache.txt")
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
 case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
 mandir=$prefix/share/man
+unitdir=$(sed -n 's/^RINGNIC_SYSTEMD_UNIT_DIR:PATH=//p' "$build/CMakeCache.txt")
+gendir=$(sed -n 's/^RINGNIC_SYSTEMD_GENERATOR_DIR:PATH=//p' "$build/CMakeCache.txt")
+# GNUInstallDirs: etc/ is /etc for the prefix /usr, under the prefix otherwise.
+etc=$(sed -n 's/^CMAKE_INSTALL_SYSCONFDIR:PATH=//p' "$build/CMakeCache.txt")
+case $etc in /*) ;; *) [ "$prefix" = /usr ] && etc=/$etc || etc=$prefix/$etc ;; esac
 for f in "$prefix/sbin/ringnicd" "$prefix/bin/ringnic-run" \
 	"$libdir/libringnic.so.1" "$libdir/libringnic.so" \
 	"$libdir/libibverbs/libringnic-rdmav34.so" \
 	"$libdir/ringnic/libringnic-shim.so" \
 	"$libdir/pkgconfig/ringnic.pc" \
 	"$prefix/include/infiniband/ringnicdv.h" \
-	"$mandir/man3/ringnicdv_req_notify_cq.3" "$mandir/man7/ringnicdv.7" \
+	"$unitdir/ringnicd.service" "$unitdir/ringnicd@.service" \
+	"$gendir/ringnicd-generator" "$etc/ringnic/ringnicd.conf" \
 	/etc/libibverbs.d/ringnic.driver; do
 	[ -e "$stage$f" ] || { echo "missing: $f" >&2; exit 1; }
 done
+# Every man page the build knows (it knows every page of the sources).
+while read -r md; do
+	page=$(basename "$md" .md)
+	[ -e "$stage$mandir/man${page##*.}/$page" ] ||
+		{ echo "$md is not installed" >&2; exit 1; }
+done <"$build/man/sources.txt"
 # The provider libibverbs loads is the library applications link to.
 [ "$(readlink -f "$stage$libdir/libibverbs/libringnic-rdmav34.so")" = \
   "$(readlink -f "$stage$libdir/libringnic.so.1")" ] ||
