@@ -22,16 +22,21 @@ flags=$(pkg-config --cflags --libs ringnic)
 echo "pkg-config --cflags --libs ringnic: $flags"
 # shellcheck disable=SC2086 # the flags are words
 cc -Wall -Wextra -Werror -o "$tmp/consumer" "$src/consumer.c" $flags
-libdir=$(pkg-config --libs-only-L ringnic | awk '{ print substr($1, 3) }')
+libdir=$(pkg-config --variable=libdir ringnic)
 
 if [ $# -ge 1 ]; then
+	# pkgconf puts the sysroot in front of libdir, pkg-config does not.
+	case $libdir in
+	"$PKG_CONFIG_SYSROOT_DIR"/*) ;;
+	*) libdir=$PKG_CONFIG_SYSROOT_DIR$libdir ;;
+	esac
 	export LD_LIBRARY_PATH=$libdir
 	run=("$tmp/consumer" --link-only)
 else
 	run=(ringnic-run "$tmp/consumer")
 fi
 used=$(ldd "$tmp/consumer" | awk '$1 == "libringnic.so.1" { print $3 }')
-if [ "$used" != "$libdir/libringnic.so.1" ]; then
+if [ "$(readlink -f "$used")" != "$(readlink -f "$libdir/libringnic.so.1")" ]; then
 	echo "consumer loads '$used', not $libdir/libringnic.so.1" >&2
 	exit 1
 fi
