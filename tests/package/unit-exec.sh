@@ -35,7 +35,8 @@ run=/run # %t of the system manager
 tmp=$(mktemp -d /tmp/rn-unit.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# The value of a [Service] setting of the template; empty when unset.
+# The value of a setting of the template (the last, as systemd reads them);
+# empty when unset.
 setting() { sed -n "s/^$1=//p" "$template" | tail -n 1; }
 
 # ---- the generator: which instances ringnicd.service wants ----------------
@@ -54,9 +55,7 @@ units=("$unitdir/ringnicd.service")
 for name in "${names[@]}"; do
 	units+=("$unitdir/ringnicd@$name.service")
 done
-if command -v systemd-analyze >/dev/null; then
-	systemd-analyze verify "${units[@]}" || fail "systemd-analyze verify failed"
-fi
+systemd-analyze verify "${units[@]}" || fail "systemd-analyze verify failed"
 
 # ---- ExecStart, as systemd would run it -------------------------------------
 [ "$(setting Type)" = forking ] || fail "expected Type=forking"
@@ -113,7 +112,9 @@ privileges() {
 	done
 	echo "--bounding-set=$arg"
 	echo "--inh-caps=-all"
-	[ "$(setting NoNewPrivileges)" = yes ] && echo "--no-new-privs"
+	if [ "$(setting NoNewPrivileges)" = yes ]; then
+		echo "--no-new-privs"
+	fi
 }
 
 # The mount namespace of ProtectSystem=strict, ProtectHome=yes and
