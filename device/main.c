@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -196,6 +197,29 @@ static int watch_fd(struct rn_device *dev, int fd, struct rn_watch *w,
 	return epoll_ctl(dev->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? errno : 0;
 }
 
+/*
+ * Limits that keep clients, all together, from exhausting ringnicd:
+ * descriptors (raised to the hard limit, then divided among the clients)
+ * and shared memory (half of the machine's).
+ */
+static void set_limits(struct rn_device *dev)
+{
+	struct rlimit nofile;
+	uint64_t fds = 1024;
+
+	if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
+		nofile.rlim_cur = nofile.rlim_max;
+		if (!setrlimit(RLIMIT_NOFILE, &nofile))
+			fds = nofile.rlim_cur;
+	}
+	dev->max_clients = fds > 64 + RN_CLIENT_FDS ?
+				   (fds - 64) / RN_CLIENT_FDS : 1;
+	if (dev->max_clients > 4096)
+		dev->max_clients = 4096;
+	dev->max_shared_bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) *
+				sysconf(_SC_PAGESIZE) / 2;
+}
+
 static int setup(struct rn_device *dev)
 {
 	sigset_t mask;
@@ -237,6 +261,7 @@ static int setup(struct rn_device *dev)
 	if (ret)
 		return ret;
 
+	set_limits(dev);
 	rn_list_init(&dev->clients);
 	rn_list_init(&dev->active);
 	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR, RN_REUSE_LATE);
