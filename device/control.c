@@ -124,6 +124,8 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 	if (r.nfds) {
 		struct cmsghdr *c;
 
+		/* Padding of the header is sent too: no stack garbage. */
+		memset(&cmsg, 0, sizeof(cmsg));
 		mh.msg_control = cmsg.buf;
 		mh.msg_controllen = CMSG_SPACE(sizeof(int) * r.nfds);
 		c = CMSG_FIRSTHDR(&mh);

@@ -604,7 +604,8 @@ struct batch {
 int rn_engine_init(struct rn_device *dev)
 {
 	dev->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);
-	dev->stage = aligned_alloc(64, sizeof(*dev->stage));
+	/* aligned_alloc wants a size that is a multiple of the alignment. */
+	dev->stage = aligned_alloc(64, (sizeof(*dev->stage) + 63) & ~(size_t)63);
 	dev->batch = malloc(sizeof(*dev->batch));
 	return dev->bounce && dev->stage && dev->batch ? 0 : ENOMEM;
 }

@@ -14,6 +14,41 @@
 #include "memory.h"
 #include "ringnicd.h"
 
+/* What a device is before it is published: attributes, empty tables. */
+int rn_device_init(struct rn_device *dev, uint64_t guid)
+{
+	dev->attr = (struct rn_device_attr){
+		.node_guid = guid,
+		.sys_image_guid = guid,
+		.max_mr_size = RN_MAX_MR_SIZE,
+		.page_size_cap = RN_PAGE_SIZE_CAP,
+		.vendor_id = RN_VENDOR_ID,
+		.vendor_part_id = RN_VENDOR_PART_ID,
+		.hw_ver = RN_HW_VERSION,
+		.max_qp = RN_MAX_QP,
+		.max_qp_wr = RN_MAX_QP_WR,
+		.max_sge = RN_MAX_SGE,
+		.max_inline = RN_MAX_INLINE,
+		.max_cq = RN_MAX_CQ,
+		.max_cqe = RN_MAX_CQE,
+		.max_mr = RN_MAX_MR,
+		.max_pd = RN_MAX_PD,
+		.max_qp_rd_atom = RN_MAX_RD_ATOM,
+		.max_qp_init_rd_atom = RN_MAX_RD_ATOM,
+		.max_res_rd_atom = RN_MAX_RD_ATOM * RN_MAX_QP,
+	};
+	snprintf(dev->attr.fw_ver, sizeof(dev->attr.fw_ver), "%s", RN_FW_VERSION);
+	rn_list_init(&dev->clients);
+	rn_list_init(&dev->active);
+	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR, RN_REUSE_LATE);
+	rn_table_init(&dev->qpns, 0, RN_MAX_QP, RN_REUSE_LATE);
+	dev->mr_tags = calloc(RN_MAX_MR, sizeof(*dev->mr_tags));
+	dev->qpn_gens = calloc(RN_MAX_QP, sizeof(*dev->qpn_gens));
+	if (!dev->mr_tags || !dev->qpn_gens)
+		return ENOMEM;
+	return rn_engine_init(dev);
+}
+
 void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
 		    uid_t uid)
 {

@@ -192,6 +192,7 @@ struct rn_device {
 	char lock_path[RN_RUNTIME_DIR_MAX + IBV_SYSFS_NAME_MAX + 8];
 	char dev_node[IBV_SYSFS_NAME_MAX + 32];
 	bool published;
+	uint64_t guid; /* network byte order */
 	struct rn_device_attr attr;
 
 	int epoll_fd;
@@ -263,7 +264,8 @@ void rn_control_accept(struct rn_device *dev);
 void rn_control_readable(struct rn_client *client);
 void rn_client_destroy(struct rn_client *client);
 
-/* objects.c: a client, its PDs, MRs and CQs, and what they cost */
+/* objects.c: the device, a client, its PDs, MRs and CQs, what they cost */
+int rn_device_init(struct rn_device *dev, uint64_t guid);
 void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
 		    uid_t uid);
 void rn_client_release(struct rn_client *client);

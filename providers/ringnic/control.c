@@ -23,6 +23,8 @@ static int send_req(int fd, void *req, size_t len, const int *fds, int nfds)
 	if (nfds) {
 		struct cmsghdr *c;
 
+		/* Padding of the header is sent too: no stack garbage. */
+		memset(&cmsg, 0, sizeof(cmsg));
 		mh.msg_control = cmsg.buf;
 		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
 		c = CMSG_FIRSTHDR(&mh);
