@@ -107,7 +107,7 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 {
 	struct msghdr mh = { 0 };
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * RN_MAX_FDS)];
+		char buf[CMSG_SPACE(sizeof(int) * RN_CTL_MAX_FDS)];
 		struct cmsghdr align;
 	} cmsg;
 	struct rn_reply r;
@@ -150,7 +150,7 @@ void rn_control_readable(struct rn_client *client)
 {
 	for (;;) {
 		union {
-			char buf[CMSG_SPACE(sizeof(int) * RN_MAX_FDS)];
+			char buf[CMSG_SPACE(sizeof(int) * RN_CTL_MAX_FDS)];
 			struct cmsghdr align;
 		} cmsg;
 		struct rn_msg m = { 0 };
@@ -179,7 +179,7 @@ void rn_control_readable(struct rn_client *client)
 				int fd;
 
 				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				if (m.nfds < RN_MAX_FDS)
+				if (m.nfds < RN_CTL_MAX_FDS)
 					m.fds[m.nfds++] = fd;
 				else
 					close(fd);

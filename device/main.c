@@ -325,6 +325,9 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 		case RN_WATCH_NETLINK:
 			rn_gid_watch_event(dev);
 			break;
+		case RN_WATCH_GUARD:
+			rn_guard_readable(w->obj);
+			break;
 		}
 	}
 }

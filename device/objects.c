@@ -58,6 +58,7 @@ void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
 	client->uid = uid;
 	client->async_fd = -1;
 	client->wake_fd = -1;
+	client->uffd = -1;
 	rn_table_init(&client->pds, 1, RN_CLIENT_MAX_PD, RN_REUSE_LOWEST);
 	rn_table_init(&client->mrs, 1, RN_CLIENT_MAX_MR, RN_REUSE_LOWEST);
 	rn_table_init(&client->cqs, 0, RN_CTX_MAX_CQ, RN_REUSE_LOWEST);
@@ -67,6 +68,8 @@ void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
 /* Everything the client made, and what OPEN gave it. */
 void rn_client_release(struct rn_client *client)
 {
+	/* Closing the uffd unregisters all at once, before the MRs go. */
+	rn_guard_close(client);
 	rn_client_objects_destroy(client);
 	if (client->wake_fd >= 0) {
 		epoll_ctl(client->dev->epoll_fd, EPOLL_CTL_DEL, client->wake_fd,
@@ -261,6 +264,7 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 			return ret;
 	}
 
+	ret = ENOMEM;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return ENOMEM;
@@ -282,6 +286,9 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 	mr->length = req->length;
 	mr->addr = req->addr;
 	mr->access = access;
+	ret = rn_guard_mr(mr);
+	if (ret)
+		goto err_key;
 	pd->refs++;
 
 	resp->handle = h;
@@ -289,15 +296,18 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 	resp->rkey = mr->key;
 	return 0;
 
+err_key:
+	rn_table_remove(&dev->mr_keys, k);
 err_handle:
 	rn_table_remove(&client->mrs, h);
 err_free:
 	free(mr);
-	return ENOMEM;
+	return ret;
 }
 
 static void mr_free(struct rn_mr *mr)
 {
+	rn_unguard_mr(mr);
 	rn_table_remove(&mr->client->dev->mr_keys, mr->key >> 8);
 	rn_table_remove(&mr->client->mrs, mr->handle);
 	mr->pd->refs--;

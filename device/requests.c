@@ -12,10 +12,10 @@
 #include "requests.h"
 
 
-/* Descriptors a request may carry: OPEN exactly one, CREATE_CQ at most one. */
+/* Descriptors a request may carry: OPEN one or two, CREATE_CQ at most one. */
 static int fds_allowed(uint32_t op)
 {
-	return op == RN_CTL_OPEN || op == RN_CTL_CREATE_CQ ? 1 : 0;
+	return op == RN_CTL_OPEN ? 2 : op == RN_CTL_CREATE_CQ ? 1 : 0;
 }
 
 static const size_t req_size[RN_CTL_OP_MAX + 1] = {
@@ -44,19 +44,21 @@ static int do_open(struct rn_client *client, struct rn_msg *m,
 
 	if (req->version != RN_CTL_VERSION)
 		return EPROTO;
-	if (m->nfds != 1 || fstat(m->fds[0], &st) || !S_ISFIFO(st.st_mode))
+	if (m->nfds < 1 || fstat(m->fds[0], &st) || !S_ISFIFO(st.st_mode))
 		return EINVAL;
 	/* Never block on a client that does not read its events. */
 	flags = fcntl(m->fds[0], F_GETFL);
 	if (flags < 0 || fcntl(m->fds[0], F_SETFL, flags | O_NONBLOCK))
 		return errno;
+	if (m->nfds == 2 && rn_guard_open(client, m->fds[1]))
+		return EINVAL;
 
 	if (rn_charge(client, RN_DEV_PAGE_SIZE))
-		return ENOMEM;
+		goto err_guard;
 	client->dev_page = rn_shared_alloc(RN_DEV_PAGE_SIZE, &memfd);
 	if (!client->dev_page) {
 		rn_uncharge(client, RN_DEV_PAGE_SIZE);
-		return ENOMEM;
+		goto err_guard;
 	}
 	wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (wake < 0)
@@ -68,7 +70,7 @@ static int do_open(struct rn_client *client, struct rn_msg *m,
 
 	client->wake_fd = wake;
 	client->async_fd = m->fds[0];
-	m->nfds = 0; /* kept */
+	m->nfds = 0; /* both kept */
 	client->opened = true;
 	resp->attr = dev->attr;
 	r->resp.hdr.len = sizeof(*resp);
@@ -85,6 +87,11 @@ err_page:
 	rn_uncharge(client, RN_DEV_PAGE_SIZE);
 	client->dev_page = NULL;
 	close(memfd);
+err_guard:
+	if (client->uffd >= 0) {
+		rn_guard_close(client);
+		m->nfds = 1; /* the uffd is closed already */
+	}
 	return ENOMEM;
 }
 

@@ -9,15 +9,13 @@
 
 #include "ringnicd.h"
 
-#define RN_MAX_FDS 2
-
 struct rn_msg {
 	union {
 		struct rn_ctl_req_hdr hdr;
 		uint8_t buf[RN_CTL_MSG_MAX];
 	} req;
 	size_t len;
-	int fds[RN_MAX_FDS]; /* received; any left here are closed by the caller */
+	int fds[RN_CTL_MAX_FDS]; /* received; any left here are closed by the caller */
 	int nfds;
 };
 
@@ -26,7 +24,7 @@ struct rn_reply {
 		struct rn_ctl_resp_hdr hdr;
 		uint8_t buf[RN_CTL_MSG_MAX];
 	} resp;
-	int fds[RN_MAX_FDS]; /* to send; the caller closes them after */
+	int fds[RN_CTL_MAX_FDS]; /* to send; the caller closes them after */
 	int nfds;
 };
 

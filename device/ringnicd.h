@@ -34,6 +34,7 @@ enum rn_watch_kind {
 	RN_WATCH_CLIENT,
 	RN_WATCH_WAKE,
 	RN_WATCH_NETLINK,
+	RN_WATCH_GUARD,
 };
 
 struct rn_watch {
@@ -56,6 +57,8 @@ struct rn_mr {
 	uint64_t length;
 	uint64_t addr; /* where iova is in the owner's address space */
 	uint32_t access; /* enum ibv_access_flags */
+	bool guarded; /* its pages are registered with the client's uffd */
+	bool unmapped; /* the client unmapped or moved it: unusable */
 };
 
 struct rn_cq {
@@ -154,12 +157,14 @@ struct rn_client {
 	struct rn_list link;
 	struct rn_watch watch; /* control socket */
 	struct rn_watch wake_watch; /* wake-up eventfd */
+	struct rn_watch guard_watch; /* uffd */
 	int fd;
 	pid_t pid;
 	uid_t uid;
 	bool opened; /* OPEN succeeded */
 	int async_fd; /* write end of the context's async event pipe */
 	int wake_fd;
+	int uffd; /* userfaultfd of its address space, or -1: see guard.c */
 	struct rn_dev_page *dev_page;
 	struct rn_table pds;
 	struct rn_table mrs;
@@ -177,8 +182,9 @@ struct rn_client {
 #define RN_CLIENT_MAX_MR 65536
 #define RN_CLIENT_MAX_CHANNELS 64
 #define RN_CLIENT_MEM_MAX (256ull << 20)
-/* Descriptors a client may make ringnicd hold: socket, async, wake-up. */
-#define RN_CLIENT_FDS (3 + RN_CLIENT_MAX_CHANNELS)
+/* Descriptors a client may make ringnicd hold: socket, async, wake-up,
+ * userfaultfd and its channels. */
+#define RN_CLIENT_FDS (4 + RN_CLIENT_MAX_CHANNELS)
 
 struct rn_device {
 	char name[RN_NAME_MAX + 1];
@@ -263,6 +269,13 @@ int rn_control_listen(struct rn_device *dev);
 void rn_control_accept(struct rn_device *dev);
 void rn_control_readable(struct rn_client *client);
 void rn_client_destroy(struct rn_client *client);
+
+/* guard.c: noticing registered memory being unmapped or moved */
+int rn_guard_open(struct rn_client *client, int uffd);
+void rn_guard_close(struct rn_client *client);
+int rn_guard_mr(struct rn_mr *mr);
+void rn_unguard_mr(struct rn_mr *mr);
+void rn_guard_readable(struct rn_client *client);
 
 /* objects.c: the device, a client, its PDs, MRs and CQs, what they cost */
 int rn_device_init(struct rn_device *dev, uint64_t guid);
