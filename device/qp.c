@@ -42,6 +42,12 @@ void rn_qp_to_error(struct rn_qp *qp)
 	if (qp->attr.qp_state == IBV_QPS_ERR)
 		return;
 	rn_qp_set_state(qp, IBV_QPS_ERR);
+	/*
+	 * The state store before the flush reads rq_prod; the provider stores
+	 * rq_prod before it reads the state (post_recv).  With a fence on both
+	 * sides, a receive posted meanwhile is either flushed here or rung for.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	qp->wait_until_ns = 0;
 	rn_engine_flush(qp);
 }
