@@ -17,9 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ringnicd.h"
-
-#define RN_MAX_FDS 2
+#include "requests.h"
 
 int rn_control_listen(struct rn_device *dev)
 {
@@ -64,6 +62,12 @@ void rn_control_accept(struct rn_device *dev)
 	fd = accept4(dev->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
+	/* Every client costs descriptors: refuse more than the limit allows. */
+	if (dev->nclients >= dev->max_clients) {
+		rn_warn("client refused: %u clients already\n", dev->nclients);
+		close(fd);
+		return;
+	}
 	client = calloc(1, sizeof(*client));
 	if (!client ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
@@ -71,13 +75,8 @@ void rn_control_accept(struct rn_device *dev)
 		close(fd);
 		return;
 	}
-	client->dev = dev;
+	rn_client_init(client, dev, cred.pid, cred.uid);
 	client->fd = fd;
-	client->pid = cred.pid;
-	client->uid = cred.uid;
-	client->async_fd = -1;
-	client->wake_fd = -1;
-	rn_client_tables_init(client);
 	client->watch = (struct rn_watch){ RN_WATCH_CLIENT, client };
 	ev.data.ptr = &client->watch;
 	if (epoll_ctl(dev->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
@@ -86,6 +85,7 @@ void rn_control_accept(struct rn_device *dev)
 		return;
 	}
 	rn_list_add_tail(&dev->clients, &client->link);
+	dev->nclients++;
 	rn_dbg("client pid %d connected\n", client->pid);
 }
 
@@ -96,193 +96,27 @@ void rn_client_destroy(struct rn_client *client)
 	rn_dbg("client pid %d gone\n", client->pid);
 	epoll_ctl(dev->epoll_fd, EPOLL_CTL_DEL, client->fd, NULL);
 	close(client->fd);
-	rn_client_objects_destroy(client);
-	if (client->wake_fd >= 0) {
-		epoll_ctl(dev->epoll_fd, EPOLL_CTL_DEL, client->wake_fd, NULL);
-		close(client->wake_fd);
-	}
-	if (client->async_fd >= 0)
-		close(client->async_fd);
-	if (client->dev_page)
-		munmap(client->dev_page, RN_DEV_PAGE_SIZE);
+	rn_client_release(client);
 	rn_list_del(&client->link);
+	dev->nclients--;
 	free(client);
 }
 
-/* ---- one message ------------------------------------------------------- */
-
-struct rn_msg {
-	union {
-		struct rn_ctl_req_hdr hdr;
-		uint8_t buf[RN_CTL_MSG_MAX];
-	} req;
-	size_t len;
-	int fds[RN_MAX_FDS];
-	int nfds;
-};
-
-struct rn_reply {
-	union {
-		struct rn_ctl_resp_hdr hdr;
-		uint8_t buf[RN_CTL_MSG_MAX];
-	} resp;
-	int fds[RN_MAX_FDS];
-	int nfds;
-};
-
-/* Descriptors a request may carry: OPEN exactly one, CREATE_CQ at most one. */
-static int fds_allowed(uint32_t op)
-{
-	return op == RN_CTL_OPEN || op == RN_CTL_CREATE_CQ ? 1 : 0;
-}
-
-static const size_t req_size[RN_CTL_OP_MAX + 1] = {
-	[RN_CTL_OPEN] = sizeof(struct rn_ctl_open_req),
-	[RN_CTL_ALLOC_PD] = sizeof(struct rn_ctl_alloc_pd_req),
-	[RN_CTL_DEALLOC_PD] = sizeof(struct rn_ctl_handle_req),
-	[RN_CTL_REG_MR] = sizeof(struct rn_ctl_reg_mr_req),
-	[RN_CTL_DEREG_MR] = sizeof(struct rn_ctl_handle_req),
-	[RN_CTL_CREATE_CQ] = sizeof(struct rn_ctl_create_cq_req),
-	[RN_CTL_DESTROY_CQ] = sizeof(struct rn_ctl_handle_req),
-	[RN_CTL_CREATE_QP] = sizeof(struct rn_ctl_create_qp_req),
-	[RN_CTL_MODIFY_QP] = sizeof(struct rn_ctl_modify_qp_req),
-	[RN_CTL_QUERY_QP] = sizeof(struct rn_ctl_handle_req),
-	[RN_CTL_DESTROY_QP] = sizeof(struct rn_ctl_handle_req),
-};
-
-static int do_open(struct rn_client *client, struct rn_msg *m,
-		   struct rn_reply *r)
-{
-	struct rn_ctl_open_req *req = (void *)m->req.buf;
-	struct rn_ctl_open_resp *resp = (void *)r->resp.buf;
-	struct rn_device *dev = client->dev;
-	struct epoll_event ev = { .events = EPOLLIN };
-	int memfd, wake, flags;
-	struct stat st;
-
-	if (req->version != RN_CTL_VERSION)
-		return EPROTO;
-	if (m->nfds != 1 || fstat(m->fds[0], &st) || !S_ISFIFO(st.st_mode))
-		return EINVAL;
-	/* Never block on a client that does not read its events. */
-	flags = fcntl(m->fds[0], F_GETFL);
-	if (flags < 0 || fcntl(m->fds[0], F_SETFL, flags | O_NONBLOCK))
-		return errno;
-
-	client->dev_page = rn_shared_alloc(RN_DEV_PAGE_SIZE, &memfd);
-	if (!client->dev_page)
-		return ENOMEM;
-	wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (wake < 0)
-		goto err_page;
-	client->wake_watch = (struct rn_watch){ RN_WATCH_WAKE, client };
-	ev.data.ptr = &client->wake_watch;
-	if (epoll_ctl(dev->epoll_fd, EPOLL_CTL_ADD, wake, &ev))
-		goto err_wake;
-
-	client->wake_fd = wake;
-	client->async_fd = m->fds[0];
-	m->nfds = 0; /* kept */
-	client->opened = true;
-	resp->attr = dev->attr;
-	r->resp.hdr.len = sizeof(*resp);
-	r->fds[0] = memfd;
-	r->fds[1] = wake;
-	r->nfds = 2;
-	rn_dbg("client pid %d opened %s\n", client->pid, dev->name);
-	return 0;
-
-err_wake:
-	close(wake);
-err_page:
-	munmap(client->dev_page, RN_DEV_PAGE_SIZE);
-	client->dev_page = NULL;
-	close(memfd);
-	return ENOMEM;
-}
-
-static int dispatch(struct rn_client *client, struct rn_msg *m,
-		    struct rn_reply *r)
-{
-	struct rn_ctl_handle_req *h = (void *)m->req.buf;
-	int memfd = -1;
-	int ret;
-
-	switch (m->req.hdr.op) {
-	case RN_CTL_ALLOC_PD: {
-		struct rn_ctl_alloc_pd_resp *resp = (void *)r->resp.buf;
-
-		r->resp.hdr.len = sizeof(*resp);
-		return rn_pd_alloc(client, &resp->pd);
-	}
-	case RN_CTL_DEALLOC_PD:
-		return rn_pd_dealloc(client, h->handle);
-	case RN_CTL_REG_MR:
-		r->resp.hdr.len = sizeof(struct rn_ctl_reg_mr_resp);
-		return rn_mr_reg(client, (void *)m->req.buf, (void *)r->resp.buf);
-	case RN_CTL_DEREG_MR:
-		return rn_mr_dereg(client, h->handle);
-	case RN_CTL_CREATE_CQ: {
-		int channel = m->nfds ? m->fds[0] : -1;
-
-		r->resp.hdr.len = sizeof(struct rn_ctl_create_cq_resp);
-		ret = rn_cq_create(client, (void *)m->req.buf, (void *)r->resp.buf,
-				   &channel, &memfd);
-		if (channel < 0)
-			m->nfds = 0; /* the CQ kept the channel */
-		break;
-	}
-	case RN_CTL_DESTROY_CQ:
-		return rn_cq_destroy(client, h->handle);
-	case RN_CTL_CREATE_QP:
-		r->resp.hdr.len = sizeof(struct rn_ctl_create_qp_resp);
-		ret = rn_qp_create(client, (void *)m->req.buf, (void *)r->resp.buf,
-				   &memfd);
-		break;
-	case RN_CTL_MODIFY_QP:
-		return rn_qp_modify(client, (void *)m->req.buf);
-	case RN_CTL_QUERY_QP:
-		r->resp.hdr.len = sizeof(struct rn_ctl_query_qp_resp);
-		return rn_qp_query(client, h->handle, (void *)r->resp.buf);
-	case RN_CTL_DESTROY_QP:
-		return rn_qp_destroy(client, h->handle);
-	default:
-		return EINVAL;
-	}
-	if (!ret) {
-		r->fds[0] = memfd;
-		r->nfds = 1;
-	}
-	return ret;
-}
-
-/* Returns false when the connection must be closed. */
+/* Answer one request; false when the connection must be closed. */
 static bool handle(struct rn_client *client, struct rn_msg *m)
 {
-	struct rn_reply r = { .resp.hdr.len = sizeof(struct rn_ctl_resp_hdr) };
 	struct msghdr mh = { 0 };
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * RN_MAX_FDS)];
+		char buf[CMSG_SPACE(sizeof(int) * RN_CTL_MAX_FDS)];
 		struct cmsghdr align;
 	} cmsg;
+	struct rn_reply r;
 	struct iovec iov;
-	uint32_t op = m->req.hdr.op;
 	bool ok;
 	int i;
 
-	if (m->len < sizeof(m->req.hdr) || m->req.hdr.len != m->len ||
-	    op < RN_CTL_OPEN || op > RN_CTL_OP_MAX || m->len != req_size[op] ||
-	    (op == RN_CTL_OPEN) == client->opened ||
-	    m->nfds > fds_allowed(op))
+	if (!rn_request(client, m, &r))
 		return false;
-
-	r.resp.hdr.status = op == RN_CTL_OPEN ? do_open(client, m, &r) :
-						dispatch(client, m, &r);
-	if (r.resp.hdr.status) {
-		r.resp.hdr.len = sizeof(struct rn_ctl_resp_hdr);
-		r.nfds = 0;
-	}
-
 	iov.iov_base = r.resp.buf;
 	iov.iov_len = r.resp.hdr.len;
 	mh.msg_iov = &iov;
@@ -290,6 +124,8 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 	if (r.nfds) {
 		struct cmsghdr *c;
 
+		/* Padding of the header is sent too: no stack garbage. */
+		memset(&cmsg, 0, sizeof(cmsg));
 		mh.msg_control = cmsg.buf;
 		mh.msg_controllen = CMSG_SPACE(sizeof(int) * r.nfds);
 		c = CMSG_FIRSTHDR(&mh);
@@ -314,7 +150,7 @@ void rn_control_readable(struct rn_client *client)
 {
 	for (;;) {
 		union {
-			char buf[CMSG_SPACE(sizeof(int) * RN_MAX_FDS)];
+			char buf[CMSG_SPACE(sizeof(int) * RN_CTL_MAX_FDS)];
 			struct cmsghdr align;
 		} cmsg;
 		struct rn_msg m = { 0 };
@@ -343,7 +179,7 @@ void rn_control_readable(struct rn_client *client)
 				int fd;
 
 				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				if (m.nfds < RN_MAX_FDS)
+				if (m.nfds < RN_CTL_MAX_FDS)
 					m.fds[m.nfds++] = fd;
 				else
 					close(fd);

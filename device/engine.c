@@ -219,12 +219,18 @@ static bool remote_range(struct rn_qp *dst, uint64_t addr, uint32_t rkey,
 /*
  * The connected QP, if it can receive now (RTR, RTS or SQD).  The first
  * request a QP receives in RTR establishes communication (COMM_EST).
+ * An RC responder takes requests only from the QP it is connected to: a
+ * QP naming the QPN of one connected elsewhere reaches nothing (its
+ * requests go unanswered, as on a fabric).  Otherwise anyone who learns
+ * or guesses a QPN could SEND into that QP's receive queue and use the
+ * keys of its PD.
  */
 static struct rn_qp *peer_of(struct rn_qp *qp)
 {
 	struct rn_qp *dst = rn_qp_by_qpn(qp->client->dev, qp->attr.dest_qp_num);
 
-	if (!dst || dst->attr.qp_state < IBV_QPS_RTR ||
+	if (!dst || dst->attr.dest_qp_num != qp->qpn ||
+	    dst->attr.qp_state < IBV_QPS_RTR ||
 	    dst->attr.qp_state > IBV_QPS_SQD)
 		return NULL;
 	if (!dst->comm_est && dst->attr.qp_state == IBV_QPS_RTR) {
@@ -604,7 +610,8 @@ struct batch {
 int rn_engine_init(struct rn_device *dev)
 {
 	dev->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);
-	dev->stage = aligned_alloc(64, sizeof(*dev->stage));
+	/* aligned_alloc wants a size that is a multiple of the alignment. */
+	dev->stage = aligned_alloc(64, (sizeof(*dev->stage) + 63) & ~(size_t)63);
 	dev->batch = malloc(sizeof(*dev->batch));
 	return dev->bounce && dev->stage && dev->batch ? 0 : ENOMEM;
 }

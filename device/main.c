@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -113,27 +114,7 @@ static void device_identity(struct rn_device *dev)
 	h = fnv1a(fnv1a(h, host), dev->name);
 	/* A locally administered EUI-64. */
 	h = (h & ~(0xffull << 56)) | (0x02ull << 56);
-	dev->attr = (struct rn_device_attr){
-		.node_guid = htobe64(h),
-		.sys_image_guid = htobe64(h),
-		.max_mr_size = RN_MAX_MR_SIZE,
-		.page_size_cap = RN_PAGE_SIZE_CAP,
-		.vendor_id = RN_VENDOR_ID,
-		.vendor_part_id = RN_VENDOR_PART_ID,
-		.hw_ver = RN_HW_VERSION,
-		.max_qp = RN_MAX_QP,
-		.max_qp_wr = RN_MAX_QP_WR,
-		.max_sge = RN_MAX_SGE,
-		.max_inline = RN_MAX_INLINE,
-		.max_cq = RN_MAX_CQ,
-		.max_cqe = RN_MAX_CQE,
-		.max_mr = RN_MAX_MR,
-		.max_pd = RN_MAX_PD,
-		.max_qp_rd_atom = RN_MAX_RD_ATOM,
-		.max_qp_init_rd_atom = RN_MAX_RD_ATOM,
-		.max_res_rd_atom = RN_MAX_RD_ATOM * RN_MAX_QP,
-	};
-	snprintf(dev->attr.fw_ver, sizeof(dev->attr.fw_ver), "%s", RN_FW_VERSION);
+	dev->guid = htobe64(h);
 }
 
 /* NAME.pid in the runtime dir, for whoever has to stop us. */
@@ -196,6 +177,29 @@ static int watch_fd(struct rn_device *dev, int fd, struct rn_watch *w,
 	return epoll_ctl(dev->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? errno : 0;
 }
 
+/*
+ * Limits that keep clients, all together, from exhausting ringnicd:
+ * descriptors (raised to the hard limit, then divided among the clients)
+ * and shared memory (half of the machine's).
+ */
+static void set_limits(struct rn_device *dev)
+{
+	struct rlimit nofile;
+	uint64_t fds = 1024;
+
+	if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
+		nofile.rlim_cur = nofile.rlim_max;
+		if (!setrlimit(RLIMIT_NOFILE, &nofile))
+			fds = nofile.rlim_cur;
+	}
+	dev->max_clients = fds > 64 + RN_CLIENT_FDS ?
+				   (fds - 64) / RN_CLIENT_FDS : 1;
+	if (dev->max_clients > 4096)
+		dev->max_clients = 4096;
+	dev->max_shared_bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) *
+				sysconf(_SC_PAGESIZE) / 2;
+}
+
 static int setup(struct rn_device *dev)
 {
 	sigset_t mask;
@@ -237,14 +241,9 @@ static int setup(struct rn_device *dev)
 	if (ret)
 		return ret;
 
-	rn_list_init(&dev->clients);
-	rn_list_init(&dev->active);
-	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR, RN_REUSE_LATE);
-	rn_table_init(&dev->qpns, 0, RN_MAX_QP, RN_REUSE_LATE);
-	dev->mr_tags = calloc(RN_MAX_MR, sizeof(*dev->mr_tags));
-	dev->qpn_gens = calloc(RN_MAX_QP, sizeof(*dev->qpn_gens));
-	if (!dev->mr_tags || !dev->qpn_gens || rn_engine_init(dev))
+	if (rn_device_init(dev, dev->guid))
 		return ENOMEM;
+	set_limits(dev);
 
 	ret = rn_control_listen(dev);
 	if (ret) {
@@ -325,6 +324,9 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 			break;
 		case RN_WATCH_NETLINK:
 			rn_gid_watch_event(dev);
+			break;
+		case RN_WATCH_GUARD:
+			rn_guard_readable(w->obj);
 			break;
 		}
 	}

@@ -14,6 +14,8 @@ enum rn_mem_status rn_mr_check(const struct rn_mr *mr, uint32_t key,
 		return RN_MEM_OK;
 	if (!mr || mr->key != key || mr->client != client || mr->pd != pd)
 		return RN_MEM_BAD_KEY;
+	if (mr->unmapped)
+		return RN_MEM_UNMAPPED;
 	if ((mr->access & access) != access)
 		return RN_MEM_BAD_ACCESS;
 	/* addr + len may wrap: compare offsets instead of end addresses. */

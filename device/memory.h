@@ -15,6 +15,7 @@ enum rn_mem_status {
 	RN_MEM_BAD_KEY, /* no such MR, another owner or another PD */
 	RN_MEM_BAD_ACCESS, /* the MR does not grant the right */
 	RN_MEM_BAD_RANGE, /* the range is not inside the MR */
+	RN_MEM_UNMAPPED, /* the owner unmapped or moved the MR's memory */
 };
 
 /*

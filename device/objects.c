@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,15 +14,98 @@
 #include "memory.h"
 #include "ringnicd.h"
 
-#define RN_CLIENT_MAX_PD 4096
-#define RN_CLIENT_MAX_MR (1u << 20)
-
-void rn_client_tables_init(struct rn_client *client)
+/* What a device is before it is published: attributes, empty tables. */
+int rn_device_init(struct rn_device *dev, uint64_t guid)
 {
+	dev->attr = (struct rn_device_attr){
+		.node_guid = guid,
+		.sys_image_guid = guid,
+		.max_mr_size = RN_MAX_MR_SIZE,
+		.page_size_cap = RN_PAGE_SIZE_CAP,
+		.vendor_id = RN_VENDOR_ID,
+		.vendor_part_id = RN_VENDOR_PART_ID,
+		.hw_ver = RN_HW_VERSION,
+		.max_qp = RN_MAX_QP,
+		.max_qp_wr = RN_MAX_QP_WR,
+		.max_sge = RN_MAX_SGE,
+		.max_inline = RN_MAX_INLINE,
+		.max_cq = RN_MAX_CQ,
+		.max_cqe = RN_MAX_CQE,
+		.max_mr = RN_MAX_MR,
+		.max_pd = RN_MAX_PD,
+		.max_qp_rd_atom = RN_MAX_RD_ATOM,
+		.max_qp_init_rd_atom = RN_MAX_RD_ATOM,
+		.max_res_rd_atom = RN_MAX_RD_ATOM * RN_MAX_QP,
+	};
+	snprintf(dev->attr.fw_ver, sizeof(dev->attr.fw_ver), "%s", RN_FW_VERSION);
+	rn_list_init(&dev->clients);
+	rn_list_init(&dev->active);
+	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR, RN_REUSE_LATE);
+	rn_table_init(&dev->qpns, 0, RN_MAX_QP, RN_REUSE_LATE);
+	dev->mr_tags = calloc(RN_MAX_MR, sizeof(*dev->mr_tags));
+	dev->qpn_gens = calloc(RN_MAX_QP, sizeof(*dev->qpn_gens));
+	if (!dev->mr_tags || !dev->qpn_gens)
+		return ENOMEM;
+	return rn_engine_init(dev);
+}
+
+void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
+		    uid_t uid)
+{
+	client->dev = dev;
+	client->fd = -1;
+	client->pid = pid;
+	client->uid = uid;
+	client->async_fd = -1;
+	client->wake_fd = -1;
+	client->uffd = -1;
 	rn_table_init(&client->pds, 1, RN_CLIENT_MAX_PD, RN_REUSE_LOWEST);
 	rn_table_init(&client->mrs, 1, RN_CLIENT_MAX_MR, RN_REUSE_LOWEST);
 	rn_table_init(&client->cqs, 0, RN_CTX_MAX_CQ, RN_REUSE_LOWEST);
 	rn_table_init(&client->qps, 0, RN_CTX_MAX_QP, RN_REUSE_LOWEST);
+}
+
+/* Everything the client made, and what OPEN gave it. */
+void rn_client_release(struct rn_client *client)
+{
+	/* Closing the uffd unregisters all at once, before the MRs go. */
+	rn_guard_close(client);
+	rn_client_objects_destroy(client);
+	if (client->wake_fd >= 0) {
+		epoll_ctl(client->dev->epoll_fd, EPOLL_CTL_DEL, client->wake_fd,
+			  NULL);
+		close(client->wake_fd);
+	}
+	if (client->async_fd >= 0)
+		close(client->async_fd);
+	if (client->dev_page) {
+		munmap(client->dev_page, RN_DEV_PAGE_SIZE);
+		rn_uncharge(client, RN_DEV_PAGE_SIZE);
+	}
+}
+
+/*
+ * Shared memory (rings, the device page) is charged to the client and to
+ * the device, so that neither one client nor all of them can make
+ * ringnicd allocate without bound.  The charge is the size of the memory,
+ * whether the pages were touched or not.
+ */
+int rn_charge(struct rn_client *client, uint64_t bytes)
+{
+	struct rn_device *dev = client->dev;
+
+	if (client->shared_bytes + bytes > RN_CLIENT_MEM_MAX ||
+	    dev->shared_bytes + bytes > dev->max_shared_bytes)
+		return ENOMEM;
+	client->shared_bytes += bytes;
+	dev->shared_bytes += bytes;
+	return 0;
+}
+
+void rn_uncharge(struct rn_client *client, uint64_t bytes)
+{
+	client->shared_bytes -= bytes;
+	client->dev->shared_bytes -= bytes;
 }
 
 void *rn_shared_alloc(size_t size, int *memfd)
@@ -73,6 +157,10 @@ int rn_pd_alloc(struct rn_client *client, uint32_t *handle)
 
 	if (!pd)
 		return ENOMEM;
+	if (client->dev->npds >= client->dev->attr.max_pd) {
+		free(pd);
+		return ENOMEM;
+	}
 	h = rn_table_insert(&client->pds, pd);
 	if (h < 0) {
 		free(pd);
@@ -81,6 +169,7 @@ int rn_pd_alloc(struct rn_client *client, uint32_t *handle)
 	pd->client = client;
 	pd->handle = h;
 	*handle = h;
+	client->dev->npds++;
 	return 0;
 }
 
@@ -93,6 +182,7 @@ int rn_pd_dealloc(struct rn_client *client, uint32_t handle)
 	if (pd->refs)
 		return EBUSY;
 	rn_table_remove(&client->pds, handle);
+	client->dev->npds--;
 	free(pd);
 	return 0;
 }
@@ -174,6 +264,7 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 			return ret;
 	}
 
+	ret = ENOMEM;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return ENOMEM;
@@ -195,6 +286,9 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 	mr->length = req->length;
 	mr->addr = req->addr;
 	mr->access = access;
+	ret = rn_guard_mr(mr);
+	if (ret)
+		goto err_key;
 	pd->refs++;
 
 	resp->handle = h;
@@ -202,15 +296,18 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 	resp->rkey = mr->key;
 	return 0;
 
+err_key:
+	rn_table_remove(&dev->mr_keys, k);
 err_handle:
 	rn_table_remove(&client->mrs, h);
 err_free:
 	free(mr);
-	return ENOMEM;
+	return ret;
 }
 
 static void mr_free(struct rn_mr *mr)
 {
+	rn_unguard_mr(mr);
 	rn_table_remove(&mr->client->dev->mr_keys, mr->key >> 8);
 	rn_table_remove(&mr->client->mrs, mr->handle);
 	mr->pd->refs--;
@@ -263,6 +360,10 @@ int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *re
 		return EINVAL;
 	if (*channel >= 0 && channel_check(*channel))
 		return EINVAL;
+	/* Each channel is a descriptor ringnicd keeps open. */
+	if ((*channel >= 0 && client->channels >= RN_CLIENT_MAX_CHANNELS) ||
+	    client->dev->ncqs >= client->dev->attr.max_cq)
+		return ENOMEM;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return ENOMEM;
@@ -270,9 +371,11 @@ int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *re
 	cq->entries = 1u << cq->log2_entries;
 	cq->mem_size = RN_CQ_RING_OFFSET + (size_t)cq->entries * sizeof(struct rn_cqe);
 	cq->mem_size = (cq->mem_size + 4095) & ~(size_t)4095;
+	if (rn_charge(client, cq->mem_size))
+		goto err_free;
 	cq->mem = rn_shared_alloc(cq->mem_size, memfd);
 	if (!cq->mem)
-		goto err_free;
+		goto err_charge;
 	h = rn_table_insert(&client->cqs, cq);
 	if (h < 0)
 		goto err_unmap;
@@ -283,7 +386,10 @@ int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *re
 	cq->ctrl = cq->mem;
 	cq->ring = (struct rn_cqe *)((uint8_t *)cq->mem + RN_CQ_RING_OFFSET);
 	cq->channel_fd = *channel;
+	if (*channel >= 0)
+		client->channels++;
 	*channel = -1; /* kept */
+	client->dev->ncqs++;
 
 	resp->handle = h;
 	resp->ring_entries = cq->entries;
@@ -293,6 +399,8 @@ int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *re
 err_unmap:
 	munmap(cq->mem, cq->mem_size);
 	close(*memfd);
+err_charge:
+	rn_uncharge(client, cq->mem_size);
 err_free:
 	free(cq);
 	return ENOMEM;
@@ -300,10 +408,14 @@ err_free:
 
 static void cq_free(struct rn_cq *cq)
 {
-	if (cq->channel_fd >= 0)
+	if (cq->channel_fd >= 0) {
 		close(cq->channel_fd);
+		cq->client->channels--;
+	}
 	rn_table_remove(&cq->client->cqs, cq->handle);
 	munmap(cq->mem, cq->mem_size);
+	rn_uncharge(cq->client, cq->mem_size);
+	cq->client->dev->ncqs--;
 	free(cq);
 }
 
@@ -335,7 +447,7 @@ void rn_client_objects_destroy(struct rn_client *client)
 			cq_free(client->cqs.slot[i]);
 	for (i = 0; i < client->pds.size; i++)
 		if (client->pds.slot[i])
-			free(client->pds.slot[i]);
+			rn_pd_dealloc(client, i);
 	rn_table_destroy(&client->qps);
 	rn_table_destroy(&client->mrs);
 	rn_table_destroy(&client->cqs);

@@ -42,6 +42,12 @@ void rn_qp_to_error(struct rn_qp *qp)
 	if (qp->attr.qp_state == IBV_QPS_ERR)
 		return;
 	rn_qp_set_state(qp, IBV_QPS_ERR);
+	/*
+	 * The state store before the flush reads rq_prod; the provider stores
+	 * rq_prod before it reads the state (post_recv).  With a fence on both
+	 * sides, a receive posted meanwhile is either flushed here or rung for.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	qp->wait_until_ns = 0;
 	rn_engine_flush(qp);
 }
@@ -126,9 +132,11 @@ int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *re
 	qp->mem_size = (rq_offset + (uint64_t)qp->rq_slots * RN_SLOT_SIZE + 4095) &
 		       ~4095ull;
 	ret = ENOMEM;
+	if (rn_charge(client, qp->mem_size))
+		goto err_free;
 	qp->mem = rn_shared_alloc(qp->mem_size, memfd);
 	if (!qp->mem)
-		goto err_free;
+		goto err_charge;
 	h = rn_table_insert(&client->qps, qp);
 	if (h < 0)
 		goto err_unmap;
@@ -171,6 +179,8 @@ err_handle:
 err_unmap:
 	munmap(qp->mem, qp->mem_size);
 	close(*memfd);
+err_charge:
+	rn_uncharge(client, qp->mem_size);
 err_free:
 	free(qp);
 	return ret;
@@ -297,6 +307,7 @@ void rn_qp_free(struct rn_qp *qp)
 	qp->send_cq->refs--;
 	qp->recv_cq->refs--;
 	munmap(qp->mem, qp->mem_size);
+	rn_uncharge(client, qp->mem_size);
 	free(qp);
 }
 

@@ -34,6 +34,7 @@ enum rn_watch_kind {
 	RN_WATCH_CLIENT,
 	RN_WATCH_WAKE,
 	RN_WATCH_NETLINK,
+	RN_WATCH_GUARD,
 };
 
 struct rn_watch {
@@ -56,6 +57,8 @@ struct rn_mr {
 	uint64_t length;
 	uint64_t addr; /* where iova is in the owner's address space */
 	uint32_t access; /* enum ibv_access_flags */
+	bool guarded; /* its pages are registered with the client's uffd */
+	bool unmapped; /* the client unmapped or moved it: unusable */
 };
 
 struct rn_cq {
@@ -154,18 +157,34 @@ struct rn_client {
 	struct rn_list link;
 	struct rn_watch watch; /* control socket */
 	struct rn_watch wake_watch; /* wake-up eventfd */
+	struct rn_watch guard_watch; /* uffd */
 	int fd;
 	pid_t pid;
 	uid_t uid;
 	bool opened; /* OPEN succeeded */
 	int async_fd; /* write end of the context's async event pipe */
 	int wake_fd;
+	int uffd; /* userfaultfd of its address space, or -1: see guard.c */
 	struct rn_dev_page *dev_page;
 	struct rn_table pds;
 	struct rn_table mrs;
 	struct rn_table cqs;
 	struct rn_table qps;
+	uint64_t shared_bytes; /* rings and device page, see rn_charge */
+	uint32_t channels; /* completion channels ringnicd holds for it */
 };
+
+/*
+ * What one client may hold.  QPs and CQs are bounded by the device page's
+ * doorbell bitmaps (RN_CTX_MAX_QP/CQ); shared memory and descriptors here.
+ */
+#define RN_CLIENT_MAX_PD 4096
+#define RN_CLIENT_MAX_MR 65536
+#define RN_CLIENT_MAX_CHANNELS 64
+#define RN_CLIENT_MEM_MAX (256ull << 20)
+/* Descriptors a client may make ringnicd hold: socket, async, wake-up,
+ * userfaultfd and its channels. */
+#define RN_CLIENT_FDS (4 + RN_CLIENT_MAX_CHANNELS)
 
 struct rn_device {
 	char name[RN_NAME_MAX + 1];
@@ -179,6 +198,7 @@ struct rn_device {
 	char lock_path[RN_RUNTIME_DIR_MAX + IBV_SYSFS_NAME_MAX + 8];
 	char dev_node[IBV_SYSFS_NAME_MAX + 32];
 	bool published;
+	uint64_t guid; /* network byte order */
 	struct rn_device_attr attr;
 
 	int epoll_fd;
@@ -195,6 +215,12 @@ struct rn_device {
 	uint64_t idle_poll_ns; /* polling after the last work, then sleep */
 
 	struct rn_list clients;
+	uint32_t nclients;
+	uint32_t max_clients; /* from the descriptor limit */
+	uint64_t shared_bytes; /* charged by all clients */
+	uint64_t max_shared_bytes;
+	uint32_t ncqs; /* device-wide counts against attr limits */
+	uint32_t npds;
 	struct rn_table mr_keys; /* key >> 8 -> struct rn_mr */
 	uint8_t *mr_tags; /* low byte of the next key at each index */
 	struct rn_table qpns; /* qpn & RN_QPN_INDEX_MASK -> struct rn_qp */
@@ -244,9 +270,21 @@ void rn_control_accept(struct rn_device *dev);
 void rn_control_readable(struct rn_client *client);
 void rn_client_destroy(struct rn_client *client);
 
-/* objects.c: PD, MR, CQ and their per-client tables */
-void rn_client_tables_init(struct rn_client *client);
+/* guard.c: noticing registered memory being unmapped or moved */
+int rn_guard_open(struct rn_client *client, int uffd);
+void rn_guard_close(struct rn_client *client);
+int rn_guard_mr(struct rn_mr *mr);
+void rn_unguard_mr(struct rn_mr *mr);
+void rn_guard_readable(struct rn_client *client);
+
+/* objects.c: the device, a client, its PDs, MRs and CQs, what they cost */
+int rn_device_init(struct rn_device *dev, uint64_t guid);
+void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
+		    uid_t uid);
+void rn_client_release(struct rn_client *client);
 void rn_client_objects_destroy(struct rn_client *client);
+int rn_charge(struct rn_client *client, uint64_t bytes);
+void rn_uncharge(struct rn_client *client, uint64_t bytes);
 int rn_pd_alloc(struct rn_client *client, uint32_t *handle);
 int rn_pd_dealloc(struct rn_client *client, uint32_t handle);
 int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,

@@ -34,6 +34,8 @@ enum rn_ctl_op {
 
 /* The largest message either side sends; receivers size their buffer by it. */
 #define RN_CTL_MSG_MAX 512
+/* Descriptors one message carries, at most, either way. */
+#define RN_CTL_MAX_FDS 2
 
 struct rn_ctl_req_hdr {
 	__u32 op; /* enum rn_ctl_op */
@@ -54,7 +56,12 @@ struct rn_ctl_handle_req {
 
 /* ---- OPEN: the first message on a connection -------------------------- */
 
-/* fds in: the write end of the context's async event pipe */
+/*
+ * fds in: the write end of the context's async event pipe, then, where the
+ * client can make one, a userfaultfd of its address space on which
+ * UFFDIO_API has not been called (ringnicd enables the events it needs:
+ * see device/guard.c).
+ */
 struct rn_ctl_open_req {
 	struct rn_ctl_req_hdr hdr;
 	__u32 version; /* RN_CTL_VERSION */

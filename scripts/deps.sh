@@ -3,7 +3,8 @@
 # ringnic builds with, tests with and benchmarks with, if any is missing.
 RINGNIC_DEPS="build-essential clang cmake pkg-config libibverbs-dev
 	libnl-3-dev libnl-route-3-dev libcmocka-dev ibverbs-utils
-	ibverbs-providers perftest qperf iproute2 util-linux gnuplot-nox pandoc"
+	ibverbs-providers perftest qperf iproute2 util-linux gnuplot-nox pandoc
+	valgrind"
 
 rn_install_deps() {
 	local missing= p sudo=

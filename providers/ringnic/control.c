@@ -8,12 +8,10 @@
 
 #include "ringnic.h"
 
-#define RN_MAX_FDS 2
-
 static int send_req(int fd, void *req, size_t len, const int *fds, int nfds)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * RN_MAX_FDS)];
+		char buf[CMSG_SPACE(sizeof(int) * RN_CTL_MAX_FDS)];
 		struct cmsghdr align;
 	} cmsg;
 	struct iovec iov = { req, len };
@@ -23,6 +21,8 @@ static int send_req(int fd, void *req, size_t len, const int *fds, int nfds)
 	if (nfds) {
 		struct cmsghdr *c;
 
+		/* Padding of the header is sent too: no stack garbage. */
+		memset(&cmsg, 0, sizeof(cmsg));
 		mh.msg_control = cmsg.buf;
 		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
 		c = CMSG_FIRSTHDR(&mh);
@@ -42,7 +42,7 @@ static int recv_resp(int fd, void *resp, size_t len, int *fds, int nfds,
 		     size_t *got, int *have)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * RN_MAX_FDS)];
+		char buf[CMSG_SPACE(sizeof(int) * RN_CTL_MAX_FDS)];
 		struct cmsghdr align;
 	} cmsg;
 	struct iovec iov = { resp, len };

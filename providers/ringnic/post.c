@@ -383,10 +383,14 @@ int rn_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	if (qp->rq_prod != start) {
 		/* Release: the WQEs are in the ring before the counter says so.
 		 * The device looks at the RQ when a message arrives; only a QP
-		 * in ERR needs telling, to flush the new WQEs.
+		 * in ERR needs telling, to flush the new WQEs.  The state is read
+		 * after the store (seq_cst fence, paired with the device's in
+		 * rn_qp_to_error): read before, a QP that entered ERR meanwhile
+		 * would flush without these WQEs and never hear of them.
 		 */
 		__atomic_store_n(&qp->ctrl->rq_prod, qp->rq_prod, __ATOMIC_RELEASE);
-		if (state == IBV_QPS_ERR)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (qp_state(qp) == IBV_QPS_ERR)
 			rn_ring(qp_ctx(qp), &qp_ctx(qp)->dev_page->qp, qp->handle);
 	}
 out:

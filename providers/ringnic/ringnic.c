@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -83,7 +85,23 @@ static void allow_device_access(int ctl_fd)
 		prctl(PR_SET_PTRACER, cred.pid, 0, 0, 0);
 }
 
-/* The OPEN exchange: our async event pipe for the device page and doorbell. */
+/*
+ * A userfaultfd of our address space, for ringnicd to learn when memory
+ * under an MR is unmapped or moved; -1 where we may not have one (seccomp,
+ * vm.unprivileged_userfaultfd on kernels before user-mode-only ones).
+ */
+static int make_uffd(void)
+{
+	int fd = syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+
+	if (fd < 0 && errno == EINVAL)
+		fd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	return fd;
+}
+
+/* The OPEN exchange: our async event pipe (and uffd) for the device page
+ * and doorbell.
+ */
 static int open_device(struct rn_context *ctx)
 {
 	struct rn_ctl_open_req req = {
@@ -91,12 +109,16 @@ static int open_device(struct rn_context *ctx)
 		.version = RN_CTL_VERSION,
 	};
 	struct rn_ctl_open_resp resp;
-	int async[2], fds[2], ret;
+	int async[2], give[2], fds[2], ret;
 
 	if (pipe2(async, O_CLOEXEC))
 		return errno;
-	ret = rn_ctl_call(ctx, &req, sizeof(req), &resp, sizeof(resp), &async[1],
-			  1, fds, 2);
+	give[0] = async[1];
+	give[1] = make_uffd();
+	ret = rn_ctl_call(ctx, &req, sizeof(req), &resp, sizeof(resp), give,
+			  give[1] < 0 ? 1 : 2, fds, 2);
+	if (give[1] >= 0)
+		close(give[1]); /* ringnicd's now */
 	if (ret)
 		goto err_pipe;
 	ret = ENOMEM;

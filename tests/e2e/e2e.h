@@ -53,6 +53,7 @@ struct e2e_test {
 extern const struct e2e_test e2e_data_tests[];
 extern const struct e2e_test e2e_error_tests[];
 extern const struct e2e_test e2e_kill_tests[];
+extern const struct e2e_test e2e_unmap_tests[];
 
 /* Record the first failure of this process; returns -1. */
 int e2e_fail_at(const char *file, int line, const char *fmt, ...)

@@ -325,6 +325,7 @@ static const struct e2e_test *const tables[] = {
 	e2e_data_tests,
 	e2e_error_tests,
 	e2e_kill_tests,
+	e2e_unmap_tests,
 };
 
 static bool selected(const struct e2e_test *t, int argc, char **argv)

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Control requests: the protocol's checks, then the objects' functions. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "requests.h"
+
+
+/* Descriptors a request may carry: OPEN one or two, CREATE_CQ at most one. */
+static int fds_allowed(uint32_t op)
+{
+	return op == RN_CTL_OPEN ? 2 : op == RN_CTL_CREATE_CQ ? 1 : 0;
+}
+
+static const size_t req_size[RN_CTL_OP_MAX + 1] = {
+	[RN_CTL_OPEN] = sizeof(struct rn_ctl_open_req),
+	[RN_CTL_ALLOC_PD] = sizeof(struct rn_ctl_alloc_pd_req),
+	[RN_CTL_DEALLOC_PD] = sizeof(struct rn_ctl_handle_req),
+	[RN_CTL_REG_MR] = sizeof(struct rn_ctl_reg_mr_req),
+	[RN_CTL_DEREG_MR] = sizeof(struct rn_ctl_handle_req),
+	[RN_CTL_CREATE_CQ] = sizeof(struct rn_ctl_create_cq_req),
+	[RN_CTL_DESTROY_CQ] = sizeof(struct rn_ctl_handle_req),
+	[RN_CTL_CREATE_QP] = sizeof(struct rn_ctl_create_qp_req),
+	[RN_CTL_MODIFY_QP] = sizeof(struct rn_ctl_modify_qp_req),
+	[RN_CTL_QUERY_QP] = sizeof(struct rn_ctl_handle_req),
+	[RN_CTL_DESTROY_QP] = sizeof(struct rn_ctl_handle_req),
+};
+
+static int do_open(struct rn_client *client, struct rn_msg *m,
+		   struct rn_reply *r)
+{
+	struct rn_ctl_open_req *req = (void *)m->req.buf;
+	struct rn_ctl_open_resp *resp = (void *)r->resp.buf;
+	struct rn_device *dev = client->dev;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int memfd, wake, flags;
+	struct stat st;
+
+	if (req->version != RN_CTL_VERSION)
+		return EPROTO;
+	if (m->nfds < 1 || fstat(m->fds[0], &st) || !S_ISFIFO(st.st_mode))
+		return EINVAL;
+	/* Never block on a client that does not read its events. */
+	flags = fcntl(m->fds[0], F_GETFL);
+	if (flags < 0 || fcntl(m->fds[0], F_SETFL, flags | O_NONBLOCK))
+		return errno;
+	if (m->nfds == 2 && rn_guard_open(client, m->fds[1]))
+		return EINVAL;
+
+	if (rn_charge(client, RN_DEV_PAGE_SIZE))
+		goto err_guard;
+	client->dev_page = rn_shared_alloc(RN_DEV_PAGE_SIZE, &memfd);
+	if (!client->dev_page) {
+		rn_uncharge(client, RN_DEV_PAGE_SIZE);
+		goto err_guard;
+	}
+	wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (wake < 0)
+		goto err_page;
+	client->wake_watch = (struct rn_watch){ RN_WATCH_WAKE, client };
+	ev.data.ptr = &client->wake_watch;
+	if (epoll_ctl(dev->epoll_fd, EPOLL_CTL_ADD, wake, &ev))
+		goto err_wake;
+
+	client->wake_fd = wake;
+	client->async_fd = m->fds[0];
+	m->nfds = 0; /* both kept */
+	client->opened = true;
+	resp->attr = dev->attr;
+	r->resp.hdr.len = sizeof(*resp);
+	r->fds[0] = memfd;
+	r->fds[1] = wake;
+	r->nfds = 2;
+	rn_dbg("client pid %d opened %s\n", client->pid, dev->name);
+	return 0;
+
+err_wake:
+	close(wake);
+err_page:
+	munmap(client->dev_page, RN_DEV_PAGE_SIZE);
+	rn_uncharge(client, RN_DEV_PAGE_SIZE);
+	client->dev_page = NULL;
+	close(memfd);
+err_guard:
+	if (client->uffd >= 0) {
+		rn_guard_close(client);
+		m->nfds = 1; /* the uffd is closed already */
+	}
+	return ENOMEM;
+}
+
+static int dispatch(struct rn_client *client, struct rn_msg *m,
+		    struct rn_reply *r)
+{
+	struct rn_ctl_handle_req *h = (void *)m->req.buf;
+	int memfd = -1;
+	int ret;
+
+	switch (m->req.hdr.op) {
+	case RN_CTL_ALLOC_PD: {
+		struct rn_ctl_alloc_pd_resp *resp = (void *)r->resp.buf;
+
+		r->resp.hdr.len = sizeof(*resp);
+		return rn_pd_alloc(client, &resp->pd);
+	}
+	case RN_CTL_DEALLOC_PD:
+		return rn_pd_dealloc(client, h->handle);
+	case RN_CTL_REG_MR:
+		r->resp.hdr.len = sizeof(struct rn_ctl_reg_mr_resp);
+		return rn_mr_reg(client, (void *)m->req.buf, (void *)r->resp.buf);
+	case RN_CTL_DEREG_MR:
+		return rn_mr_dereg(client, h->handle);
+	case RN_CTL_CREATE_CQ: {
+		int channel = m->nfds ? m->fds[0] : -1;
+
+		r->resp.hdr.len = sizeof(struct rn_ctl_create_cq_resp);
+		ret = rn_cq_create(client, (void *)m->req.buf, (void *)r->resp.buf,
+				   &channel, &memfd);
+		if (channel < 0)
+			m->nfds = 0; /* the CQ kept the channel */
+		break;
+	}
+	case RN_CTL_DESTROY_CQ:
+		return rn_cq_destroy(client, h->handle);
+	case RN_CTL_CREATE_QP:
+		r->resp.hdr.len = sizeof(struct rn_ctl_create_qp_resp);
+		ret = rn_qp_create(client, (void *)m->req.buf, (void *)r->resp.buf,
+				   &memfd);
+		break;
+	case RN_CTL_MODIFY_QP:
+		return rn_qp_modify(client, (void *)m->req.buf);
+	case RN_CTL_QUERY_QP:
+		r->resp.hdr.len = sizeof(struct rn_ctl_query_qp_resp);
+		return rn_qp_query(client, h->handle, (void *)r->resp.buf);
+	case RN_CTL_DESTROY_QP:
+		return rn_qp_destroy(client, h->handle);
+	default:
+		return EINVAL;
+	}
+	if (!ret) {
+		r->fds[0] = memfd;
+		r->nfds = 1;
+	}
+	return ret;
+}
+
+bool rn_request(struct rn_client *client, struct rn_msg *m, struct rn_reply *r)
+{
+	uint32_t op = m->req.hdr.op;
+
+	if (m->len < sizeof(m->req.hdr) || m->req.hdr.len != m->len ||
+	    op < RN_CTL_OPEN || op > RN_CTL_OP_MAX || m->len != req_size[op] ||
+	    (op == RN_CTL_OPEN) == client->opened ||
+	    m->nfds > fds_allowed(op))
+		return false;
+
+	memset(r, 0, sizeof(*r));
+	r->resp.hdr.len = sizeof(struct rn_ctl_resp_hdr);
+	r->resp.hdr.status = op == RN_CTL_OPEN ? do_open(client, m, r) :
+						 dispatch(client, m, r);
+	if (r->resp.hdr.status) {
+		r->resp.hdr.len = sizeof(struct rn_ctl_resp_hdr);
+		r->nfds = 0;
+	}
+	return true;
+}

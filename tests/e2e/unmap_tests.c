@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory unmapped or moved after registration.  A NIC keeps the pinned
+ * pages of an MR; ringnicd, which reaches memory by address, must instead
+ * refuse the MR from then on, and never touch what the process mapped at
+ * that address afterwards.  Each case registers a page between two
+ * canary pages, replaces or moves it, and checks the verbs status and
+ * that the new page and the canaries kept their filler.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "e2e.h"
+
+#define FILLER 0x5a
+#define PAGE 4096
+
+/* Three pages of filler; the MR covers the middle one. */
+struct region {
+	uint8_t *base;
+	uint8_t *page; /* base + PAGE */
+	struct ibv_mr *mr;
+};
+
+static int region_make(struct region *r, struct ibv_pd *pd)
+{
+	r->base = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(r->base != MAP_FAILED, "mmap: %s", strerror(errno));
+	memset(r->base, FILLER, 3 * PAGE);
+	r->page = r->base + PAGE;
+	r->mr = e2e_reg(pd, r->page, PAGE, E2E_ACCESS_ALL);
+	CHECK(r->mr, "ibv_reg_mr: %s", strerror(errno));
+	return 0;
+}
+
+/* A fresh page of filler where the MR's page was. */
+static int region_replace(struct region *r, bool by_munmap)
+{
+	void *p;
+
+	if (by_munmap) {
+		CHECK(!munmap(r->page, PAGE), "munmap: %s", strerror(errno));
+		p = mmap(r->page, PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	} else {
+		p = mmap(r->page, PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	}
+	CHECK(p == r->page, "mmap at %p: %s", (void *)r->page, strerror(errno));
+	memset(p, FILLER, PAGE);
+	return 0;
+}
+
+/* The MR's page moves elsewhere; a fresh page of filler takes its place. */
+static int region_move(struct region *r, void **moved)
+{
+	void *to = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(to != MAP_FAILED, "mmap: %s", strerror(errno));
+	*moved = mremap(r->page, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	CHECK(*moved == to, "mremap: %s", strerror(errno));
+	CHECK(mmap(r->page, PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+		   0) == r->page,
+	      "mmap at the old place: %s", strerror(errno));
+	memset(r->page, FILLER, PAGE);
+	return 0;
+}
+
+static int region_untouched(const struct region *r, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < 3 * PAGE; i++)
+		CHECK(r->base[i] == FILLER, "%s: byte %zu of 3 pages was written",
+		      what, i);
+	return 0;
+}
+
+static int region_free(struct region *r)
+{
+	CHECK(!ibv_dereg_mr(r->mr), "ibv_dereg_mr of an unmapped MR failed");
+	munmap(r->base, 3 * PAGE);
+	return 0;
+}
+
+static struct ibv_send_wr one_wr(enum ibv_wr_opcode op, struct ibv_sge *sge,
+				 uint64_t raddr, uint32_t rkey)
+{
+	return (struct ibv_send_wr){
+		.wr_id = 1,
+		.sg_list = sge,
+		.num_sge = 1,
+		.opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	};
+}
+
+/* ---- the remote side's MR goes: RDMA WRITE / READ get REM_ACCESS_ERR --- */
+
+enum change { REPLACE_MUNMAP, REPLACE_FIXED, MOVE };
+
+static int remote_req(struct e2e_proc *p, enum ibv_wr_opcode op)
+{
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct e2e_opts o;
+	struct e2e_side s;
+	uint64_t raddr, rkey;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	memset(s.buf, 0x11, o.buf_len);
+	TRY(recv_u64(p->peer, &raddr, E2E_WAIT_MS));
+	TRY(recv_u64(p->peer, &rkey, E2E_WAIT_MS));
+	TRY(e2e_sync(p, "changed"));
+	sge = sge_of(&s, 0, 64);
+	wr = one_wr(op, &sge, raddr + 64, (uint32_t)rkey);
+	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
+	TRY(expect_err(scq_of(&s), 1, IBV_WC_REM_ACCESS_ERR, s.qp->qp_num,
+		       "access to a region its owner unmapped"));
+	for (size_t i = 0; i < 64; i++)
+		CHECK(s.buf[i] == 0x11, "READ brought back data (byte %zu)", i);
+	TRY(e2e_sync(p, "checked"));
+	return e2e_close(&s);
+}
+
+static int remote_resp(struct e2e_proc *p, enum change how)
+{
+	struct region r;
+	struct e2e_opts o;
+	struct e2e_side s;
+	void *moved = NULL;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	TRY(region_make(&r, s.pd));
+	TRY(send_u64(p->peer, (uintptr_t)r.page));
+	TRY(send_u64(p->peer, r.mr->rkey));
+	if (how == MOVE)
+		TRY(region_move(&r, &moved));
+	else
+		TRY(region_replace(&r, how == REPLACE_MUNMAP));
+	TRY(e2e_sync(p, "changed"));
+	TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR, E2E_WAIT_MS));
+	TRY(e2e_sync(p, "checked"));
+	TRY(region_untouched(&r, "the page mapped after registration"));
+	if (moved) {
+		for (size_t i = 0; i < PAGE; i++)
+			CHECK(((uint8_t *)moved)[i] == FILLER,
+			      "the moved page was written (byte %zu)", i);
+		munmap(moved, PAGE);
+	}
+	TRY(region_free(&r));
+	return e2e_close(&s);
+}
+
+static int write_req(struct e2e_proc *p) { return remote_req(p, IBV_WR_RDMA_WRITE); }
+static int read_req(struct e2e_proc *p) { return remote_req(p, IBV_WR_RDMA_READ); }
+static int munmap_resp(struct e2e_proc *p) { return remote_resp(p, REPLACE_MUNMAP); }
+static int fixed_resp(struct e2e_proc *p) { return remote_resp(p, REPLACE_FIXED); }
+static int move_resp(struct e2e_proc *p) { return remote_resp(p, MOVE); }
+
+/* ---- the local side's MR goes: a SEND from it gets LOC_PROT_ERR -------- */
+
+static int send_req(struct e2e_proc *p)
+{
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct region r;
+	struct e2e_opts o;
+	struct e2e_side s;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	TRY(region_make(&r, s.pd));
+	TRY(region_replace(&r, true));
+	sge = (struct ibv_sge){ (uintptr_t)r.page, 64, r.mr->lkey };
+	wr = one_wr(IBV_WR_SEND, &sge, 0, 0);
+	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
+	TRY(expect_err(scq_of(&s), 1, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
+		       "a SEND from a region that was unmapped"));
+	TRY(e2e_sync(p, "sent"));
+	TRY(region_untouched(&r, "the page mapped after registration"));
+	TRY(region_free(&r));
+	return e2e_close(&s);
+}
+
+static int send_resp(struct e2e_proc *p)
+{
+	struct e2e_opts o;
+	struct e2e_side s;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	TRY(post_recv_buf(&s, 7, 0, 64));
+	TRY(e2e_sync(p, "sent"));
+	TRY(expect_no_wc(rcq_of(&s), 50, "receive CQ: nothing was sent"));
+	return e2e_close(&s);
+}
+
+/* ---- a receive into an MR that went: LOC_PROT_ERR on the receive ------ */
+
+static int recv_req(struct e2e_proc *p)
+{
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct e2e_opts o;
+	struct e2e_side s;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	TRY(e2e_sync(p, "posted"));
+	sge = sge_of(&s, 0, 64);
+	wr = one_wr(IBV_WR_SEND, &sge, 0, 0);
+	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
+	TRY(expect_err(scq_of(&s), 1, IBV_WC_REM_OP_ERR, s.qp->qp_num,
+		       "a SEND into a receive buffer that was unmapped"));
+	TRY(e2e_sync(p, "checked"));
+	return e2e_close(&s);
+}
+
+static int recv_resp(struct e2e_proc *p)
+{
+	struct ibv_recv_wr wr = { .wr_id = 9, .num_sge = 1 }, *bad;
+	struct ibv_sge sge;
+	struct region r;
+	struct e2e_opts o;
+	struct e2e_side s;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	TRY(region_make(&r, s.pd));
+	sge = (struct ibv_sge){ (uintptr_t)r.page, 64, r.mr->lkey };
+	wr.sg_list = &sge;
+	CHECK(!ibv_post_recv(s.qp, &wr, &bad), "ibv_post_recv failed");
+	TRY(region_replace(&r, false));
+	TRY(e2e_sync(p, "posted"));
+	TRY(expect_err(rcq_of(&s), 9, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
+		       "the receive into the unmapped region"));
+	TRY(e2e_sync(p, "checked"));
+	TRY(region_untouched(&r, "the page mapped after registration"));
+	TRY(region_free(&r));
+	return e2e_close(&s);
+}
+
+#define PAIR(n, req, resp)                                                     \
+	{ .group = "unmapped", .name = n, .nroles = 2, .role = { req, resp } }
+
+const struct e2e_test e2e_unmap_tests[] = {
+	PAIR("write_after_munmap", write_req, munmap_resp),
+	PAIR("write_after_map_fixed", write_req, fixed_resp),
+	PAIR("write_after_mremap", write_req, move_resp),
+	PAIR("read_after_munmap", read_req, munmap_resp),
+	PAIR("read_after_mremap", read_req, move_resp),
+	PAIR("send_from_unmapped", send_req, send_resp),
+	PAIR("recv_into_unmapped", recv_req, recv_resp),
+	{ 0 },
+};

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Writes the seed corpora of the fuzz targets (corpus/wqe, corpus/control)
+from the layouts of kernel-abi/: well-formed inputs the fuzzers mutate.
+Run it when a format changes; the seeds are committed."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# kernel-abi/ringnic-queue.h
+OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_CAS, OP_FAA = range(1, 8)
+F_SIGNALED, F_SOLICITED, F_FENCE, F_INLINE = 1, 2, 4, 8
+SEQ_BITS = 48
+
+
+def slots(payload, hdr=48):
+    return (hdr + payload + 63) // 64
+
+
+def send_wqe(op, flags, sges=(), inline=b"", remote=0x1000, rkey=0x100):
+    payload = inline if flags & F_INLINE else b"".join(
+        struct.pack("<QII", a, l, k) for a, l, k in sges)
+    n = slots(len(payload))
+    hdr = struct.pack("<QBBBBIQIIQQ", 0x1234, op, flags,
+                      0 if flags & F_INLINE else len(sges), n, 0xabcd,
+                      remote, rkey, len(inline), 7, 9)
+    wqe = hdr + payload
+    return wqe + b"\0" * (n * 64 - len(wqe))
+
+
+def recv_wqe(sges):
+    n = slots(16 * len(sges), 16)
+    hdr = struct.pack("<QBB6x", 0x5678, len(sges), n)
+    wqe = hdr + b"".join(struct.pack("<QII", a, l, k) for a, l, k in sges)
+    return wqe + b"\0" * (n * 64 - len(wqe))
+
+
+def write(name, data):
+    with open(os.path.join(HERE, "corpus", name), "wb") as f:
+        f.write(data)
+
+
+def wqe_seeds():
+    # struct params of fuzz_wqe.c: log2 slots, max_sge, max_inline, head,
+    # prod, doorbell record.
+    def seed(name, log2, ring, head=0):
+        nslots = len(ring) // 64
+        rec = (1 << SEQ_BITS) | ((head + nslots) & ((1 << SEQ_BITS) - 1))
+        params = struct.pack("<BBH4xQQQ", log2, 32, 1024, head,
+                             head + nslots, rec)
+        write("wqe/" + name, params + ring)
+
+    sge = [(0x7000, 64, 0x101)]
+    seed("send", 4, send_wqe(OP_SEND, F_SIGNALED, sge))
+    seed("mixed", 6, send_wqe(OP_WRITE, 0, sge * 3) +
+         send_wqe(OP_SEND_IMM, F_INLINE, inline=b"x" * 200) +
+         send_wqe(OP_READ, F_FENCE, sge) + send_wqe(OP_CAS, 0, [(0x8000, 8, 1)]))
+    seed("big", 8, send_wqe(OP_WRITE, F_INLINE, inline=bytes(range(256)) * 4) +
+         send_wqe(OP_SEND, 0, sge * 32), head=250)
+    seed("recv", 4, recv_wqe(sge) + recv_wqe(sge * 16))
+
+
+def control_seeds():
+    def msg(op, body=b"", fd=False):
+        m = struct.pack("<II", op, 8 + len(body)) + body
+        return struct.pack("<BH", 1 if fd else 0, len(m)) + m
+
+    open_ = msg(1, struct.pack("<II", 1, 0), fd=True)
+    pd = msg(2)
+    cq = msg(6, struct.pack("<QII", 0xc0, 64, 0))
+    cq_chan = msg(6, struct.pack("<QII", 0xc1, 16, 0), fd=True)
+    cap = struct.pack("<6I", 64, 64, 2, 2, 64, 0)
+    qp = msg(8, struct.pack("<QIIIBB2x", 0xd0, 1, 0, 0, 2, 0) + cap)
+
+    def attr(state, **f):
+        # struct rn_qp_attr: 9 u32, u16 pkey, 10 u8, ah_attr (32), cap (24)
+        u32 = [state, 0, f.get("mtu", 0), 0, 0, 0, 0, f.get("dest", 0),
+               f.get("access", 0)]
+        u8 = [0, 0, f.get("rd", 0), f.get("dest_rd", 0), f.get("rnr", 0),
+              f.get("port", 0), f.get("timeout", 0), f.get("retry", 0),
+              f.get("rnr_retry", 0), 0]
+        ah = b"\0" * 16 + struct.pack("<IH8B2x", 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)
+        return struct.pack("<9IH10B", *u32, 0, *u8) + ah + b"\0" * 24
+
+    def modify(mask, a):
+        return msg(9, struct.pack("<II", 0, mask) + a + struct.pack("<QII", 0, 0, 0))
+
+    init = modify(1 | 16 | 32 | 8, attr(1, port=1, access=14))
+    rtr = modify(1 | 128 | 256 | 1048576 | 4096 | 131072 | 32768,
+                 attr(2, mtu=5, dest=16384, dest_rd=1, rnr=12))
+    rts = modify(1 | 65536 | 512 | 1024 | 2048 | 8192,
+                 attr(3, timeout=14, retry=7, rnr_retry=7, rd=1))
+    query = msg(10, struct.pack("<II", 0, 0))
+    mr = msg(4, struct.pack("<QQQII", 0x10000, 4096, 0x10000, 1, 15))
+    write("control/open", open_)
+    write("control/objects", open_ + pd + cq + cq_chan + qp + mr + query)
+    # A connected QP, then its shared memory: a rung doorbell for QP 0 on
+    # the device page, and a SEND in its send queue.
+    page = bytearray(4096)
+    struct.pack_into("<QQ", page, 64, 1, 1)   # qp summary, pending[0]
+    ctrl = bytearray(4096)
+    struct.pack_into("<QI", ctrl, 0, 1, 1)    # sq_db: qp 0, seq 1; rq_prod 1
+    sq = send_wqe(OP_SEND, F_SIGNALED | F_INLINE, inline=b"hello")
+    write("control/traffic", open_ + pd + cq + qp + init + rtr + rts + query +
+          bytes(page) + bytes(ctrl) + sq)
+
+
+if __name__ == "__main__":
+    os.makedirs(os.path.join(HERE, "corpus", "wqe"), exist_ok=True)
+    os.makedirs(os.path.join(HERE, "corpus", "control"), exist_ok=True)
+    wqe_seeds()
+    control_seeds()

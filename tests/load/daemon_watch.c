@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What ringnicd holds, seen from outside through /proc: resident memory,
+ * open descriptors, and mappings of client rings (ringnicd maps every QP's
+ * and CQ's memfd, named "ringnic", and each client's device page), plus
+ * the files it publishes in its runtime dir.
+ */
+#include <dirent.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "load.h"
+
+static unsigned int count_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	unsigned int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static unsigned int tree_entries;
+
+static int count_entry(const char *path, const struct stat *st, int flag,
+		       struct FTW *ftw)
+{
+	(void)path;
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	tree_entries++;
+	return 0;
+}
+
+int daemon_sample(pid_t pid, const char *runtime_dir, struct daemon_sample *s)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	*s = (struct daemon_sample){ 0 };
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %" SCNu64 " kB", &s->rss_kib) == 1)
+			break;
+	fclose(f);
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "/memfd:ringnic"))
+			s->ring_maps++;
+	fclose(f);
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	s->fds = count_dir(path);
+
+	tree_entries = 0;
+	if (nftw(runtime_dir, count_entry, 16, FTW_PHYS))
+		return -1;
+	s->runtime_entries = tree_entries;
+	return s->rss_kib && s->fds ? 0 : -1;
+}
+
+void daemon_peak(struct daemon_sample *peak, const struct daemon_sample *s)
+{
+	if (s->rss_kib > peak->rss_kib)
+		peak->rss_kib = s->rss_kib;
+	if (s->fds > peak->fds)
+		peak->fds = s->fds;
+	if (s->ring_maps > peak->ring_maps)
+		peak->ring_maps = s->ring_maps;
+	if (s->runtime_entries > peak->runtime_entries)
+		peak->runtime_entries = s->runtime_entries;
+}
