@@ -11,26 +11,11 @@
 
 #include "requests.h"
 
-
 /* Descriptors a request may carry: OPEN one or two, CREATE_CQ at most one. */
 static int fds_allowed(uint32_t op)
 {
 	return op == RN_CTL_OPEN ? 2 : op == RN_CTL_CREATE_CQ ? 1 : 0;
 }
-
-static const size_t req_size[RN_CTL_OP_MAX + 1] = {
-	[RN_CTL_OPEN] = sizeof(struct rn_ctl_open_req),
-	[RN_CTL_ALLOC_PD] = sizeof(struct rn_ctl_alloc_pd_req),
-	[RN_CTL_DEALLOC_PD] = sizeof(struct rn_ctl_handle_req),
-	[RN_CTL_REG_MR] = sizeof(struct rn_ctl_reg_mr_req),
-	[RN_CTL_DEREG_MR] = sizeof(struct rn_ctl_handle_req),
-	[RN_CTL_CREATE_CQ] = sizeof(struct rn_ctl_create_cq_req),
-	[RN_CTL_DESTROY_CQ] = sizeof(struct rn_ctl_handle_req),
-	[RN_CTL_CREATE_QP] = sizeof(struct rn_ctl_create_qp_req),
-	[RN_CTL_MODIFY_QP] = sizeof(struct rn_ctl_modify_qp_req),
-	[RN_CTL_QUERY_QP] = sizeof(struct rn_ctl_handle_req),
-	[RN_CTL_DESTROY_QP] = sizeof(struct rn_ctl_handle_req),
-};
 
 static int do_open(struct rn_client *client, struct rn_msg *m,
 		   struct rn_reply *r)
@@ -155,7 +140,7 @@ bool rn_request(struct rn_client *client, struct rn_msg *m, struct rn_reply *r)
 	uint32_t op = m->req.hdr.op;
 
 	if (m->len < sizeof(m->req.hdr) || m->req.hdr.len != m->len ||
-	    op < RN_CTL_OPEN || op > RN_CTL_OP_MAX || m->len != req_size[op] ||
+	    m->len != rn_ctl_req_size(op) ||
 	    (op == RN_CTL_OPEN) == client->opened ||
 	    m->nfds > fds_allowed(op))
 		return false;

@@ -248,4 +248,30 @@ _Static_assert(sizeof(struct rn_ctl_create_qp_resp) == 72, "create qp resp layou
 _Static_assert(sizeof(struct rn_ctl_modify_qp_req) <= RN_CTL_MSG_MAX, "msg max");
 _Static_assert(sizeof(struct rn_ctl_open_resp) <= RN_CTL_MSG_MAX, "msg max");
 
+/* The one size a request of each op has (0: no such op). */
+static inline __u32 rn_ctl_req_size(__u32 op)
+{
+	switch (op) {
+	case RN_CTL_OPEN:
+		return sizeof(struct rn_ctl_open_req);
+	case RN_CTL_ALLOC_PD:
+		return sizeof(struct rn_ctl_alloc_pd_req);
+	case RN_CTL_REG_MR:
+		return sizeof(struct rn_ctl_reg_mr_req);
+	case RN_CTL_CREATE_CQ:
+		return sizeof(struct rn_ctl_create_cq_req);
+	case RN_CTL_CREATE_QP:
+		return sizeof(struct rn_ctl_create_qp_req);
+	case RN_CTL_MODIFY_QP:
+		return sizeof(struct rn_ctl_modify_qp_req);
+	case RN_CTL_DEALLOC_PD:
+	case RN_CTL_DEREG_MR:
+	case RN_CTL_DESTROY_CQ:
+	case RN_CTL_QUERY_QP:
+	case RN_CTL_DESTROY_QP:
+		return sizeof(struct rn_ctl_handle_req);
+	}
+	return 0;
+}
+
 #endif

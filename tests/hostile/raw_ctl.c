@@ -266,23 +266,11 @@ int create_qp(int fd, uint32_t pd, uint32_t cq, uint32_t *qp)
 /* Some well-formed request of any kind but OPEN, in buf; returns its size. */
 size_t any_request(uint8_t *buf, uint32_t *op)
 {
-	static const size_t sizes[RN_CTL_OP_MAX + 1] = {
-		[RN_CTL_ALLOC_PD] = sizeof(struct rn_ctl_alloc_pd_req),
-		[RN_CTL_DEALLOC_PD] = sizeof(struct rn_ctl_handle_req),
-		[RN_CTL_REG_MR] = sizeof(struct rn_ctl_reg_mr_req),
-		[RN_CTL_DEREG_MR] = sizeof(struct rn_ctl_handle_req),
-		[RN_CTL_CREATE_CQ] = sizeof(struct rn_ctl_create_cq_req),
-		[RN_CTL_DESTROY_CQ] = sizeof(struct rn_ctl_handle_req),
-		[RN_CTL_CREATE_QP] = sizeof(struct rn_ctl_create_qp_req),
-		[RN_CTL_MODIFY_QP] = sizeof(struct rn_ctl_modify_qp_req),
-		[RN_CTL_QUERY_QP] = sizeof(struct rn_ctl_handle_req),
-		[RN_CTL_DESTROY_QP] = sizeof(struct rn_ctl_handle_req),
-	};
 	struct rn_ctl_req_hdr *h = (void *)buf;
 
 	*op = rng_range(RN_CTL_ALLOC_PD, RN_CTL_OP_MAX);
 	memset(buf, 0, RN_CTL_MSG_MAX);
 	h->op = *op;
-	h->len = sizes[*op];
-	return sizes[*op];
+	h->len = rn_ctl_req_size(*op);
+	return h->len;
 }
