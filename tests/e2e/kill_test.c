@@ -7,6 +7,10 @@
  * QP is gone: nobody acknowledges), the rest flushed; A and B must not
  * notice anything; ringnicd must stay up (with-device.sh then checks that
  * it still shuts down cleanly).
+ *
+ * And a client killed while it holds a deferred batch it never rang for:
+ * the batch is never executed, and its peer sees only the retries a dead
+ * peer costs.
  */
 #include <endian.h>
 #include <errno.h>
@@ -17,6 +21,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <infiniband/ringnicdv.h>
 
 #include "e2e.h"
 
@@ -329,6 +334,88 @@ static int kill_orchestrate(pid_t *pids, const int *ctl, int n)
 	return 0;
 }
 
+/* ---- killed holding a deferred batch ------------------------------------------ */
+
+#define HELD 8 /* deferred WRITEs the victim holds when it dies */
+#define HELD_LEN 256
+
+static int role_holder(struct e2e_proc *p)
+{
+	struct ibv_send_wr wr[HELD], *bad;
+	struct ibv_sge sge[HELD];
+	struct e2e_opts o;
+	struct e2e_side s;
+	int i;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	fill(s.buf, HELD * HELD_LEN, 7);
+	for (i = 0; i < HELD; i++) {
+		sge[i] = sge_of(&s, i * HELD_LEN, HELD_LEN);
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i,
+			.next = i + 1 < HELD ? &wr[i + 1] : NULL,
+			.sg_list = &sge[i],
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED | RINGNICDV_SEND_DEFER,
+			.wr.rdma = { s.rem.addr + i * HELD_LEN, s.rem.rkey },
+		};
+	}
+	CHECK(!ibv_post_send(s.qp, wr, &bad), "deferred ibv_post_send failed");
+	TRY(send_u64(p->ctl, MSG_RUNNING));
+	for (;;)
+		pause(); /* until SIGKILL, with the batch never rung for */
+}
+
+static int role_holder_peer(struct e2e_proc *p)
+{
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct e2e_opts o;
+	struct e2e_side s;
+	uint64_t msg;
+	size_t i;
+
+	e2e_default_opts(&o);
+	o.timeout = 10; /* 4 ms */
+	o.retry_cnt = 2;
+	TRY(e2e_setup(&s, p, &o)); /* the buffer starts zeroed */
+	TRY(recv_u64(p->ctl, &msg, 30000));
+	CHECK(msg == MSG_STOP, "unexpected message %llu", (unsigned long long)msg);
+	sge = sge_of(&s, 0, 64);
+	wr = (struct ibv_send_wr){ .wr_id = 0x99, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED };
+	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
+	TRY(expect_err(scq_of(&s), 0x99, IBV_WC_RETRY_EXC_ERR, s.qp->qp_num,
+		       "a SEND to the killed peer"));
+	TRY(expect_no_wc(rcq_of(&s), 10, "receive CQ"));
+	for (i = 0; i < o.buf_len; i++)
+		CHECK(!s.buf[i], "byte %zu written: the dead peer's deferred batch ran",
+		      i);
+	return e2e_close(&s);
+}
+
+static int holder_orchestrate(pid_t *pids, const int *ctl, int n)
+{
+	const char *daemon = getenv("RINGNICD_PID");
+	int status;
+
+	(void)n;
+	TRY(expect_msg(ctl, 0, MSG_RUNNING, "the victim's deferred post"));
+	CHECK(!kill(pids[0], SIGKILL), "kill: %s", strerror(errno));
+	CHECK(waitpid(pids[0], &status, 0) == pids[0], "waitpid: %s",
+	      strerror(errno));
+	pids[0] = 0;
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	      "the victim ended with status %#x, not by SIGKILL", status);
+	TRY(send_u64(ctl[1], MSG_STOP));
+	if (daemon)
+		CHECK(!kill(atoi(daemon), 0), "ringnicd (pid %s) is gone", daemon);
+	return 0;
+}
+
 const struct e2e_test e2e_kill_tests[] = {
 	{
 		.group = "kill",
@@ -338,6 +425,14 @@ const struct e2e_test e2e_kill_tests[] = {
 		.orchestrate = kill_orchestrate,
 		.timeout_s = 120,
 		.role_names = { "survivor A", "survivor B", "victim", "victim's peer" },
+	},
+	{
+		.group = "kill",
+		.name = "sigkill_holding_deferred_batch",
+		.nroles = 2,
+		.role = { role_holder, role_holder_peer },
+		.orchestrate = holder_orchestrate,
+		.role_names = { "victim", "victim's peer" },
 	},
 	{ 0 },
 };
