@@ -31,8 +31,9 @@ esac
 build() {
 	local out=$1 pkgs=$2
 	shift 2
+	# The project's own flags (C11, _GNU_SOURCE), plus pkg-config's.
 	# shellcheck disable=SC2046 # pkg-config prints words
-	cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$tmp/$out" "$@" \
+	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$tmp/$out" "$@" \
 		$(pkg-config --cflags --libs $pkgs) -lpthread
 }
 build rn_e2e libibverbs "$tests"/e2e/*.c &&
