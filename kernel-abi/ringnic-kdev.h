@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
+/*
+ * The kernel stub (ringnic.ko): what passes between it and ringnicd, and
+ * between it and the provider.
+ *
+ * In kernel mode the provider's control requests (ringnic-ctl.h) travel as
+ * the driver data of the ordinary uverbs commands; the stub hands each one
+ * to the ringnicd attached to the device and returns its answer as the
+ * command's driver response.  The stub interprets nothing but the handles it
+ * needs for its own objects; ringnicd serves the request exactly as it
+ * serves one from its control socket.
+ *
+ * ringnicd's side is the character device RN_KDEV_PATH:
+ *   ioctl(RN_KDEV_ATTACH)  become the engine of one ringnic ib_device
+ *   read()                 one struct rn_kdev_req (blocks unless O_NONBLOCK;
+ *                          poll() says when one waits)
+ *   write()                one struct rn_kdev_reply or struct rn_kdev_event
+ * Closing it (ringnicd exiting) detaches: every open context of the device
+ * gets IBV_EVENT_DEVICE_FATAL and fails from then on.
+ *
+ * Descriptors: a request's fds are installed in ringnicd by the read() that
+ * returns it; a reply's fds are ringnicd's own, taken by the write().  Each
+ * reply fd is either memory (a memfd) that the stub offers the application
+ * as an mmap of its uverbs file, or, where its bit is set in fd_pass, a
+ * descriptor installed in the application (the wake-up eventfd).
+ */
+#ifndef RINGNIC_KDEV_H
+#define RINGNIC_KDEV_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+#include "ringnic-ctl.h"
+
+#define RN_KDEV_PATH "/dev/ringnic"
+
+/* In class/infiniband/<ibdev>/ of a kernel-registered device: the control
+ * protocol version (RN_CTL_VERSION).  The provider's test for kernel mode.
+ */
+#define RN_SYSFS_KERNEL "ringnic_kernel"
+
+#define RN_KDEV_IBDEV_MAX 64
+
+struct rn_kdev_attach {
+	char ibdev[RN_KDEV_IBDEV_MAX]; /* in: NUL-terminated device name */
+	__u64 node_guid; /* out: network byte order, from the netdev's MAC */
+	__u32 version; /* in: RN_CTL_VERSION */
+	__u32 reserved;
+};
+
+#define RN_KDEV_ATTACH _IOWR('R', 1, struct rn_kdev_attach)
+
+enum rn_kdev_req_type {
+	RN_KDEV_REQUEST = 1, /* body is a control request; reply expected */
+	RN_KDEV_CLOSE, /* the context is gone: free what it had; no reply */
+};
+
+struct rn_kdev_req {
+	__u32 type; /* enum rn_kdev_req_type */
+	__u32 ctx; /* the context, unique while ringnicd stays attached */
+	__u64 seq; /* echoed in the reply */
+	__s32 pid; /* the context's process, in ringnicd's pid namespace */
+	__u32 uid;
+	__s32 fds[RN_CTL_MAX_FDS];
+	__u32 nfds;
+	__u32 len; /* bytes of body */
+	__u8 body[RN_CTL_MSG_MAX];
+};
+
+enum rn_kdev_out_type {
+	RN_KDEV_REPLY = 1,
+	RN_KDEV_EVENT,
+};
+
+struct rn_kdev_reply {
+	__u32 type; /* RN_KDEV_REPLY */
+	__u32 ctx;
+	__u64 seq;
+	__s32 fds[RN_CTL_MAX_FDS];
+	__u32 nfds;
+	__u32 fd_pass; /* bit i: fds[i] goes to the application as a descriptor */
+	__u32 len; /* bytes of body: the control response */
+	__u32 reserved;
+	__u8 body[RN_CTL_MSG_MAX];
+};
+
+/*
+ * An event for a context: IBV_EVENT_COMM_EST and the other QP events name a
+ * QP handle, IBV_EVENT_CQ_ERR a CQ handle, RN_KDEV_COMP a completion
+ * notification of a CQ (what ibv_get_cq_event returns).  Event values are
+ * enum ibv_event_type, which the kernel's enum ib_event_type equals.
+ */
+#define RN_KDEV_COMP 0xffffffffu
+
+struct rn_kdev_event {
+	__u32 type; /* RN_KDEV_EVENT */
+	__u32 ctx;
+	__u32 event; /* enum ibv_event_type, or RN_KDEV_COMP */
+	__u32 handle;
+};
+
+/* ---- the provider's side: driver data of the uverbs commands ---------- */
+
+/*
+ * Every command's driver data is a struct rn_kdev_cmd followed by the
+ * control request; the driver response a struct rn_kdev_cmd_resp followed
+ * by the control response.  fds in: only OPEN's, the userfaultfd (see
+ * rn_ctl_open_req; the async pipe of userspace mode is the kernel's own
+ * async event file here).  fds out: in the order of the socket protocol,
+ * each an mmap offset on the uverbs file or, for the eventfd, a descriptor.
+ *
+ * Both are 4-byte aligned on purpose: some uverbs responses (ALLOC_PD,
+ * REG_MR) end on a 4-byte boundary and driver data follows immediately.
+ */
+struct rn_kdev_u64 {
+	__u32 lo;
+	__u32 hi;
+};
+
+struct rn_kdev_cmd {
+	__s32 fds[RN_CTL_MAX_FDS];
+	__u32 nfds;
+	__u32 reserved;
+};
+
+struct rn_kdev_cmd_resp {
+	struct rn_kdev_u64 fds[RN_CTL_MAX_FDS]; /* mmap offset, or descriptor */
+	__u32 nfds;
+	__u32 reserved;
+	struct rn_kdev_u64 status; /* OPEN: mmap offset of the status page */
+};
+
+/*
+ * The status page: one per context, the kernel's own, mapped read-only.
+ * dead becomes 1 when ringnicd detaches: the provider fails polls and posts
+ * from then on without a system call.
+ */
+struct rn_kdev_status {
+	__u32 dead;
+};
+
+_Static_assert(sizeof(struct rn_kdev_attach) == 80, "attach layout");
+_Static_assert(sizeof(struct rn_kdev_req) == 40 + RN_CTL_MSG_MAX, "req layout");
+_Static_assert(sizeof(struct rn_kdev_reply) == 40 + RN_CTL_MSG_MAX, "reply layout");
+_Static_assert(sizeof(struct rn_kdev_event) == 16, "event layout");
+_Static_assert(sizeof(struct rn_kdev_cmd) == 16, "cmd layout");
+_Static_assert(sizeof(struct rn_kdev_cmd_resp) == 32, "cmd resp layout");
+_Static_assert(_Alignof(struct rn_kdev_cmd_resp) == 4, "4-byte aligned driver data");
+
+#endif

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ringnic.ko: `rdma link add NAME type ringnic netdev DEV` registers an
+ * ib_device with an Ethernet (RoCEv2) port on DEV; the core builds its GID
+ * table from DEV's addresses.  The device answers verbs once a ringnicd has
+ * attached to it (daemon.c); until then and after it leaves, its port is
+ * down and opening a context fails with ENODEV.
+ */
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "ringnic.h"
+
+/* The devices, and which ringnicd serves each: attach and detach. */
+static DEFINE_MUTEX(rn_devices_lock);
+static LIST_HEAD(rn_devices);
+
+int rn_dev_attach_daemon(struct rn_daemon *d, const char *name, __u64 *guid)
+{
+	struct rn_dev *dev;
+	int ret = -ENODEV;
+
+	mutex_lock(&rn_devices_lock);
+	list_for_each_entry(dev, &rn_devices, link) {
+		if (strcmp(dev_name(&dev->ibdev.dev), name))
+			continue;
+		spin_lock(&rn_lock);
+		if (d->dev) {
+			ret = -EINVAL; /* one device per ringnicd */
+		} else if (dev->daemon) {
+			ret = -EBUSY;
+		} else {
+			dev->daemon = d;
+			d->dev = dev;
+			ret = 0;
+		}
+		spin_unlock(&rn_lock);
+		if (!ret) {
+			*guid = dev->ibdev.node_guid;
+			dev_info(&dev->ibdev.dev, "ringnicd pid %d attached\n",
+				 task_tgid_vnr(current));
+		}
+		break;
+	}
+	mutex_unlock(&rn_devices_lock);
+	if (!ret) {
+		struct ib_event ev = {
+			.device = &dev->ibdev,
+			.event = IB_EVENT_PORT_ACTIVE,
+			.element.port_num = 1,
+		};
+
+		ib_dispatch_event(&ev);
+	}
+	return ret;
+}
+
+void rn_dev_detach_daemon(struct rn_daemon *d)
+{
+	struct rn_dev *dev;
+
+	mutex_lock(&rn_devices_lock);
+	spin_lock(&rn_lock);
+	dev = d->dev;
+	spin_unlock(&rn_lock);
+	if (dev)
+		rn_daemon_detach_dev(dev, true);
+	mutex_unlock(&rn_devices_lock);
+}
+
+static int rn_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
+			   struct ib_udata *udata)
+{
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	a->fw_ver = 0;
+	a->sys_image_guid = ibdev->node_guid;
+	a->max_mr_size = RN_MAX_MR_SIZE;
+	a->page_size_cap = RN_PAGE_SIZE_CAP;
+	a->vendor_id = RN_VENDOR_ID;
+	a->vendor_part_id = RN_VENDOR_PART_ID;
+	a->hw_ver = RN_HW_VERSION;
+	a->max_qp = RN_MAX_QP;
+	a->max_qp_wr = RN_MAX_QP_WR;
+	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_SYS_IMAGE_GUID;
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	a->max_send_sge = RN_MAX_SGE;
+	a->max_recv_sge = RN_MAX_SGE;
+	a->max_sge_rd = RN_MAX_SGE;
+	a->max_cq = RN_MAX_CQ;
+	a->max_cqe = RN_MAX_CQE;
+	a->max_mr = RN_MAX_MR;
+	a->max_pd = RN_MAX_PD;
+	a->max_qp_rd_atom = RN_MAX_RD_ATOM;
+	a->max_qp_init_rd_atom = RN_MAX_RD_ATOM;
+	a->max_res_rd_atom = RN_MAX_RD_ATOM * RN_MAX_QP;
+	a->atomic_cap = IB_ATOMIC_HCA;
+	a->max_pkeys = RN_PKEY_TABLE_LEN;
+	return 0;
+}
+
+static int rn_query_port(struct ib_device *ibdev, u32 port,
+			 struct ib_port_attr *attr)
+{
+	struct rn_dev *dev = to_rn_dev(ibdev);
+	bool up = READ_ONCE(dev->daemon) && netif_running(dev->ndev) &&
+		  netif_carrier_ok(dev->ndev);
+
+	/* The caller zeroed *attr. */
+	attr->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	attr->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
+				IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = IB_MTU_4096;
+	attr->gid_tbl_len = RN_GID_TABLE_LEN;
+	attr->pkey_tbl_len = RN_PKEY_TABLE_LEN;
+	attr->max_msg_sz = RN_MAX_MSG_SZ;
+	attr->max_vl_num = 1;
+	attr->active_width = IB_WIDTH_4X;
+	attr->active_speed = IB_SPEED_EDR;
+	return 0;
+}
+
+static int rn_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			 u16 *pkey)
+{
+	if (index >= RN_PKEY_TABLE_LEN)
+		return -EINVAL;
+	*pkey = RN_DEFAULT_PKEY;
+	return 0;
+}
+
+static int rn_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *im)
+{
+	/* RoCEv2 only: no MADs, so no CM and no kernel QP1. */
+	im->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+	im->pkey_tbl_len = RN_PKEY_TABLE_LEN;
+	im->gid_tbl_len = RN_GID_TABLE_LEN;
+	return 0;
+}
+
+static enum rdma_link_layer rn_link_layer(struct ib_device *ibdev, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static void rn_get_fw_ver_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%s", RN_FW_VERSION);
+}
+
+/* Core objects and kernel consumers: the device serves userspace only. */
+static int rn_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			const struct ib_send_wr **bad)
+{
+	*bad = wr;
+	return -EOPNOTSUPP;
+}
+
+static int rn_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad)
+{
+	*bad = wr;
+	return -EOPNOTSUPP;
+}
+
+static int rn_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+{
+	return -EOPNOTSUPP;
+}
+
+static int rn_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
+{
+	return -EOPNOTSUPP;
+}
+
+static struct ib_mr *rn_get_dma_mr(struct ib_pd *pd, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+/* The device is being unregistered: its contexts are gone already. */
+static void rn_dealloc_driver(struct ib_device *ibdev)
+{
+	struct rn_dev *dev = to_rn_dev(ibdev);
+
+	mutex_lock(&rn_devices_lock);
+	list_del(&dev->link);
+	rn_daemon_detach_dev(dev, false);
+	mutex_unlock(&rn_devices_lock);
+	xa_destroy(&dev->contexts);
+	dev_put(dev->ndev);
+}
+
+static ssize_t ringnic_kernel_show(struct device *device,
+				   struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", RN_CTL_VERSION);
+}
+static DEVICE_ATTR_RO(ringnic_kernel);
+
+static struct attribute *rn_attrs[] = {
+	&dev_attr_ringnic_kernel.attr,
+	NULL,
+};
+
+static const struct attribute_group rn_attr_group = {
+	.attrs = rn_attrs,
+};
+
+static const struct ib_device_ops rn_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = RN_UVERBS_ABI_VERSION,
+	.device_group = &rn_attr_group,
+
+	.dealloc_driver = rn_dealloc_driver,
+	.get_dma_mr = rn_get_dma_mr,
+	.get_dev_fw_str = rn_get_fw_ver_str,
+	.get_link_layer = rn_link_layer,
+	.get_port_immutable = rn_port_immutable,
+	.poll_cq = rn_poll_cq,
+	.post_recv = rn_post_recv,
+	.post_send = rn_post_send,
+	.query_device = rn_query_device,
+	.query_pkey = rn_query_pkey,
+	.query_port = rn_query_port,
+	.req_notify_cq = rn_req_notify_cq,
+};
+
+static bool ndev_taken(struct net_device *ndev)
+{
+	struct rn_dev *dev;
+
+	list_for_each_entry(dev, &rn_devices, link)
+		if (dev->ndev == ndev)
+			return true;
+	return false;
+}
+
+static int rn_newlink(const char *name, struct net_device *ndev)
+{
+	struct rn_dev *dev;
+	int ret;
+
+	if (ndev->type != ARPHRD_ETHER)
+		return -EINVAL;
+	mutex_lock(&rn_devices_lock);
+	if (ndev_taken(ndev)) {
+		mutex_unlock(&rn_devices_lock);
+		return -EEXIST;
+	}
+	dev = ib_alloc_device(rn_dev, ibdev);
+	if (!dev) {
+		mutex_unlock(&rn_devices_lock);
+		return -ENOMEM;
+	}
+	dev->ndev = ndev;
+	dev_hold(ndev);
+	xa_init_flags(&dev->contexts, XA_FLAGS_ALLOC1);
+	list_add_tail(&dev->link, &rn_devices);
+	mutex_unlock(&rn_devices_lock);
+
+	strscpy(dev->ibdev.node_desc, "ringnic", sizeof(dev->ibdev.node_desc));
+	dev->ibdev.node_type = RDMA_NODE_IB_CA;
+	dev->ibdev.phys_port_cnt = RN_NUM_PORTS;
+	dev->ibdev.num_comp_vectors = 1;
+	addrconf_addr_eui48((u8 *)&dev->ibdev.node_guid, ndev->dev_addr);
+	ib_set_device_ops(&dev->ibdev, &rn_dev_ops);
+	ib_set_device_ops(&dev->ibdev, &rn_verbs_ops);
+	ret = ib_device_set_netdev(&dev->ibdev, ndev, 1);
+	if (!ret)
+		ret = ib_register_device(&dev->ibdev, name, NULL);
+	if (ret) {
+		mutex_lock(&rn_devices_lock);
+		list_del(&dev->link);
+		mutex_unlock(&rn_devices_lock);
+		dev_put(ndev);
+		ib_dealloc_device(&dev->ibdev);
+	}
+	return ret;
+}
+
+static struct rdma_link_ops rn_link_ops = {
+	.type = "ringnic",
+	.newlink = rn_newlink,
+};
+
+/* A device goes with its netdev (which it holds a reference to). */
+static int rn_netdev_event(struct notifier_block *nb, unsigned long event,
+			   void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct rn_dev *dev;
+
+	if (event != NETDEV_UNREGISTER)
+		return NOTIFY_DONE;
+	mutex_lock(&rn_devices_lock);
+	list_for_each_entry(dev, &rn_devices, link)
+		if (dev->ndev == ndev)
+			ib_unregister_device_queued(&dev->ibdev);
+	mutex_unlock(&rn_devices_lock);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block rn_netdev_nb = {
+	.notifier_call = rn_netdev_event,
+};
+
+static int __init rn_init(void)
+{
+	int ret = rn_daemon_init();
+
+	if (ret)
+		return ret;
+	ret = register_netdevice_notifier(&rn_netdev_nb);
+	if (ret) {
+		rn_daemon_exit();
+		return ret;
+	}
+	rdma_link_register(&rn_link_ops);
+	return 0;
+}
+
+static void __exit rn_exit(void)
+{
+	struct rn_dev *dev;
+
+	rdma_link_unregister(&rn_link_ops);
+	unregister_netdevice_notifier(&rn_netdev_nb);
+	/* Unregistering disassociates every context (their applications get
+	 * IBV_EVENT_DEVICE_FATAL) and calls rn_dealloc_driver, which takes the
+	 * device off the list; it waits for one already under way.
+	 */
+	for (;;) {
+		mutex_lock(&rn_devices_lock);
+		dev = list_first_entry_or_null(&rn_devices, struct rn_dev, link);
+		if (dev)
+			get_device(&dev->ibdev.dev);
+		mutex_unlock(&rn_devices_lock);
+		if (!dev)
+			break;
+		ib_unregister_device(&dev->ibdev);
+		put_device(&dev->ibdev.dev);
+	}
+	rn_daemon_exit();
+	/* Our own leak check: Debian's kernel has no kmemleak. */
+	WARN(atomic_read(&rn_live_reqs) || atomic_read(&rn_live_entries),
+	     "ringnic: %d requests and %d mmap entries leaked\n",
+	     atomic_read(&rn_live_reqs), atomic_read(&rn_live_entries));
+}
+
+module_init(rn_init);
+module_exit(rn_exit);
+MODULE_ALIAS_RDMA_LINK("ringnic");
+MODULE_DESCRIPTION("ringnic software RDMA NIC: kernel stub");
+MODULE_AUTHOR("The ringnic authors");
+MODULE_LICENSE("Dual BSD/GPL");

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ringnic.ko: the thin kernel stub of the ringnic software RDMA NIC.
+ *
+ * It registers an ib_device per `rdma link add NAME type ringnic netdev
+ * DEV` so that libibverbs, uverbs and the rdma tool see an ordinary RDMA
+ * device, and relays every control request to the ringnicd attached to the
+ * device (see kernel-abi/ringnic-kdev.h).  It moves no payload and runs no
+ * protocol: queues live in memory ringnicd created and the stub maps into
+ * the application; the data path never enters the kernel.
+ */
+#ifndef RINGNIC_KMOD_H
+#define RINGNIC_KMOD_H
+
+#include <linux/completion.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+
+#include "kernel-abi/ringnic-abi.h"
+#include "kernel-abi/ringnic-ctl.h"
+#include "kernel-abi/ringnic-kdev.h"
+
+struct rn_daemon;
+
+/* One ringnic ib_device. */
+struct rn_dev {
+	struct ib_device ibdev;
+	struct list_head link; /* rn_devices */
+	struct net_device *ndev;
+	/* Under rn_lock: */
+	struct rn_daemon *daemon; /* the attached ringnicd, or NULL */
+	struct xarray contexts; /* ringnicd's context id -> struct rn_ucontext */
+	u32 next_ctx;
+};
+
+/* A ringnicd that opened RN_KDEV_PATH; file->private_data. */
+struct rn_daemon {
+	struct rn_dev *dev; /* under rn_lock; NULL until attached or once gone */
+	struct pid_namespace *pidns;
+	wait_queue_head_t readq;
+	/* Under rn_lock: */
+	struct list_head unread; /* requests ringnicd has not read yet */
+	struct list_head waiting; /* read, waiting for the reply */
+	u64 next_seq;
+};
+
+/* A request on its way to ringnicd and back. */
+struct rn_req {
+	struct kref ref; /* the caller's, and the daemon lists' while queued */
+	struct list_head link; /* on unread or waiting; empty when answered */
+	struct completion done;
+	u32 type; /* enum rn_kdev_req_type */
+	u32 ctx;
+	u64 seq;
+	struct pid *pid;
+	kuid_t uid;
+	struct file *fds_in[RN_CTL_MAX_FDS];
+	u32 nfds_in;
+	u32 len;
+	u8 body[RN_CTL_MSG_MAX];
+
+	/* The answer: status 0 and the reply, or -ENODEV when ringnicd left. */
+	int status;
+	struct file *fds_out[RN_CTL_MAX_FDS];
+	u32 nfds_out;
+	u32 fd_pass;
+	u32 reply_len;
+	u8 reply[RN_CTL_MSG_MAX];
+};
+
+struct rn_ucontext {
+	struct ib_ucontext ibuc;
+	struct rn_dev *dev;
+	struct rn_daemon *daemon; /* the ringnicd that opened it */
+	u32 ctx; /* its id there; 0: not registered (ringnicd left or never) */
+	struct rn_kdev_status *status; /* vmalloc_user page, mapped read-only */
+	struct rdma_user_mmap_entry *status_entry;
+	struct rdma_user_mmap_entry *page_entry; /* ringnicd's device page */
+	/* ringnicd's handles -> our objects, for its events (under rn_lock) */
+	struct xarray cqs;
+	struct xarray qps;
+	struct rn_req *close; /* allocated up front: closing cannot fail */
+};
+
+/* What an application may mmap: ringnicd's memory, or the status page. */
+struct rn_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	struct file *memfd; /* NULL: the context's status page */
+};
+
+struct rn_pd {
+	struct ib_pd ibpd;
+	struct rn_ucontext *uc;
+	u32 handle;
+};
+
+struct rn_cq {
+	struct ib_cq ibcq;
+	struct rn_ucontext *uc;
+	u32 handle;
+	struct rdma_user_mmap_entry *mem;
+};
+
+struct rn_qp {
+	struct ib_qp ibqp;
+	struct rn_ucontext *uc;
+	u32 handle;
+	struct rdma_user_mmap_entry *mem;
+};
+
+struct rn_mr {
+	struct ib_mr ibmr;
+	struct rn_ucontext *uc;
+	u32 handle;
+};
+
+extern spinlock_t rn_lock;
+/* Requests and mmap entries alive: none may outlive the module. */
+extern atomic_t rn_live_reqs;
+extern atomic_t rn_live_entries;
+
+static inline struct rn_dev *to_rn_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct rn_dev, ibdev);
+}
+
+static inline struct rn_ucontext *to_rn_uc(struct ib_ucontext *ibuc)
+{
+	return container_of(ibuc, struct rn_ucontext, ibuc);
+}
+
+/* main.c */
+int rn_dev_attach_daemon(struct rn_daemon *d, const char *name, __u64 *guid);
+void rn_dev_detach_daemon(struct rn_daemon *d);
+
+/* daemon.c */
+int rn_daemon_init(void);
+void rn_daemon_exit(void);
+void rn_daemon_detach_dev(struct rn_dev *dev, bool fatal);
+int rn_ucontext_register(struct rn_ucontext *uc);
+struct rn_req *rn_req_new(u32 type);
+void rn_req_put(struct rn_req *req);
+int rn_req_call(struct rn_ucontext *uc, struct rn_req *req);
+void rn_req_close(struct rn_ucontext *uc, struct rn_req *close);
+
+/* verbs.c */
+extern const struct ib_device_ops rn_verbs_ops;
+
+#endif
