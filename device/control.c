@@ -94,8 +94,10 @@ void rn_client_destroy(struct rn_client *client)
 	struct rn_device *dev = client->dev;
 
 	rn_dbg("client pid %d gone\n", client->pid);
-	epoll_ctl(dev->epoll_fd, EPOLL_CTL_DEL, client->fd, NULL);
-	close(client->fd);
+	if (client->fd >= 0) {
+		epoll_ctl(dev->epoll_fd, EPOLL_CTL_DEL, client->fd, NULL);
+		close(client->fd);
+	}
 	rn_client_release(client);
 	rn_list_del(&client->link);
 	dev->nclients--;

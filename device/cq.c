@@ -22,7 +22,8 @@ bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe, bool solicited)
 		cq->overrun = true;
 		__atomic_store_n(&cq->ctrl->overrun, 1, __ATOMIC_RELEASE);
 		rn_warn("pid %d: CQ %u overrun\n", cq->client->pid, cq->handle);
-		rn_async_event(cq->client, cq->user_handle, IBV_EVENT_CQ_ERR);
+		rn_async_event(cq->client, cq->handle, cq->user_handle,
+			       IBV_EVENT_CQ_ERR);
 		return false;
 	}
 

@@ -170,7 +170,7 @@ static enum rq_status rq_next(struct rn_qp *qp, struct rn_rwqe *r)
 /* The QP fails for good: an async event, then the error state. */
 static void qp_fatal(struct rn_qp *qp, enum ibv_event_type event)
 {
-	rn_async_event(qp->client, qp->user_handle, event);
+	rn_async_event(qp->client, qp->handle, qp->user_handle, event);
 	rn_qp_to_error(qp);
 }
 
@@ -235,7 +235,8 @@ static struct rn_qp *peer_of(struct rn_qp *qp)
 		return NULL;
 	if (!dst->comm_est && dst->attr.qp_state == IBV_QPS_RTR) {
 		dst->comm_est = true;
-		rn_async_event(dst->client, dst->user_handle, IBV_EVENT_COMM_EST);
+		rn_async_event(dst->client, dst->handle, dst->user_handle,
+			       IBV_EVENT_COMM_EST);
 	}
 	return dst;
 }

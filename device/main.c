@@ -3,7 +3,8 @@
  * ringnicd [--name NAME] [--runtime-dir DIR] [--foreground] [--no-realtime]
  *          [--poll-us N] [--debug]
  *
- * Publishes the device, then runs one loop that serves control requests and
+ * Publishes the device (or, when ringnic.ko registered one of that name,
+ * attaches to it: kernel mode, see kdev.c), then runs one loop that serves control requests and
  * executes work.  The loop polls while there is work and for a short while
  * after; then it announces that it sleeps and blocks in epoll until a client
  * rings (eventfd), a control message arrives or a retry timer expires.
@@ -241,9 +242,22 @@ static int setup(struct rn_device *dev)
 	if (ret)
 		return ret;
 
+	/* Kernel mode when ringnic.ko registered a device of our name: the
+	 * kernel publishes it and relays its applications' requests.
+	 */
+	if (rn_kdev_present(dev->name)) {
+		ret = rn_kdev_attach(dev);
+		if (ret) {
+			rn_err("cannot attach to the kernel device %s: %s\n",
+			       dev->name, strerror(ret));
+			return ret;
+		}
+	}
 	if (rn_device_init(dev, dev->guid))
 		return ENOMEM;
 	set_limits(dev);
+	if (dev->kdev_fd >= 0)
+		return watch_fd(dev, dev->kdev_fd, &dev->kdev_watch, RN_WATCH_KDEV);
 
 	ret = rn_control_listen(dev);
 	if (ret) {
@@ -264,6 +278,8 @@ static void teardown(struct rn_device *dev)
 
 	rn_list_for_each_safe(pos, tmp, &dev->clients)
 		rn_client_destroy(rn_container_of(pos, struct rn_client, link));
+	if (dev->kdev_fd >= 0)
+		close(dev->kdev_fd); /* detaches: its contexts become dead */
 	if (dev->published)
 		rn_unpublish(dev);
 	rn_gid_watch_stop(dev);
@@ -327,6 +343,9 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 			break;
 		case RN_WATCH_GUARD:
 			rn_guard_readable(w->obj);
+			break;
+		case RN_WATCH_KDEV:
+			rn_kdev_readable(w->obj);
 			break;
 		}
 	}
@@ -437,6 +456,7 @@ int main(int argc, char **argv)
 	int c, ret, ready_fd = -1;
 
 	snprintf(dev.name, sizeof(dev.name), "ringnic0");
+	dev.kdev_fd = -1;
 	while ((c = getopt_long(argc, argv, "n:r:fRp:dhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':

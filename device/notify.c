@@ -14,8 +14,10 @@
  *    meanwhile is delivered when that happens.
  */
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "kernel-abi/ringnic-kdev.h"
 #include "ringnicd.h"
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
@@ -45,8 +47,32 @@ static bool triggered(const struct rn_cq *cq, uint32_t level)
 	}
 }
 
+/*
+ * An event for a kernel context (kdev.c): handle is a CQ's or a QP's; the
+ * kernel delivers it on the context's own channels.
+ */
+void rn_kdev_event(struct rn_client *client, uint32_t handle, uint32_t event)
+{
+	struct rn_kdev_event ev = {
+		.type = RN_KDEV_EVENT,
+		.ctx = client->kctx,
+		.event = event,
+		.handle = handle,
+	};
+
+	if (write(client->dev->kdev_fd, &ev, sizeof(ev)) != sizeof(ev))
+		rn_dbg("pid %d: event %u dropped: %s\n", client->pid, event,
+		       strerror(errno));
+}
+
 static void deliver(struct rn_cq *cq)
 {
+	if (cq->client->kctx) {
+		/* The kernel signals its completion channel, if it has one. */
+		rn_kdev_event(cq->client, cq->handle, RN_KDEV_COMP);
+		cq->events_written++;
+		return;
+	}
 	/* Non-blocking: the pipe holds thousands of events, and at most one
 	 * per CQ is ever waiting in it.
 	 */
@@ -73,7 +99,7 @@ static void set_deferred(struct rn_cq *cq, bool deferred)
 static void fire(struct rn_cq *cq)
 {
 	cq->notified_prod = cq->prod;
-	if (cq->channel_fd < 0)
+	if (cq->channel_fd < 0 && !cq->client->kctx)
 		return;
 	if (!previous_consumed(cq)) {
 		set_deferred(cq, true);

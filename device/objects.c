@@ -132,15 +132,21 @@ err:
 	return NULL;
 }
 
-void rn_async_event(struct rn_client *client, uint64_t element, uint32_t type)
+/* An async event of the CQ or QP handle, whose user_handle the provider gave. */
+void rn_async_event(struct rn_client *client, uint32_t handle,
+		    uint64_t user_handle, uint32_t type)
 {
 	/* The layout libibverbs reads from context->async_fd. */
 	struct {
 		uint64_t element;
 		uint32_t event_type;
 		uint32_t reserved;
-	} ev = { element, type, 0 };
+	} ev = { user_handle, type, 0 };
 
+	if (client->kctx) {
+		rn_kdev_event(client, handle, type);
+		return;
+	}
 	if (client->async_fd < 0)
 		return;
 	/* Non-blocking: a client that never reads its events loses them. */

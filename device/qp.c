@@ -277,7 +277,8 @@ int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *re
 	 */
 	if (next == IBV_QPS_SQD && cur == IBV_QPS_RTS &&
 	    qp->attr.en_sqd_async_notify)
-		rn_async_event(client, qp->user_handle, IBV_EVENT_SQ_DRAINED);
+		rn_async_event(client, qp->handle, qp->user_handle,
+			       IBV_EVENT_SQ_DRAINED);
 	return 0;
 }
 

@@ -24,18 +24,24 @@ static int do_open(struct rn_client *client, struct rn_msg *m,
 	struct rn_ctl_open_resp *resp = (void *)r->resp.buf;
 	struct rn_device *dev = client->dev;
 	struct epoll_event ev = { .events = EPOLLIN };
-	int memfd, wake, flags;
+	int memfd, wake, flags, uffd_at;
 	struct stat st;
 
 	if (req->version != RN_CTL_VERSION)
 		return EPROTO;
-	if (m->nfds < 1 || fstat(m->fds[0], &st) || !S_ISFIFO(st.st_mode))
-		return EINVAL;
-	/* Never block on a client that does not read its events. */
-	flags = fcntl(m->fds[0], F_GETFL);
-	if (flags < 0 || fcntl(m->fds[0], F_SETFL, flags | O_NONBLOCK))
-		return errno;
-	if (m->nfds == 2 && rn_guard_open(client, m->fds[1]))
+	/* A kernel context's async events go through the kernel: its only
+	 * descriptor is the optional userfaultfd.
+	 */
+	uffd_at = client->kctx ? 0 : 1;
+	if (!client->kctx) {
+		if (m->nfds < 1 || fstat(m->fds[0], &st) || !S_ISFIFO(st.st_mode))
+			return EINVAL;
+		/* Never block on a client that does not read its events. */
+		flags = fcntl(m->fds[0], F_GETFL);
+		if (flags < 0 || fcntl(m->fds[0], F_SETFL, flags | O_NONBLOCK))
+			return errno;
+	}
+	if (m->nfds > uffd_at && rn_guard_open(client, m->fds[uffd_at]))
 		return EINVAL;
 
 	if (rn_charge(client, RN_DEV_PAGE_SIZE))
@@ -54,8 +60,8 @@ static int do_open(struct rn_client *client, struct rn_msg *m,
 		goto err_wake;
 
 	client->wake_fd = wake;
-	client->async_fd = m->fds[0];
-	m->nfds = 0; /* both kept */
+	client->async_fd = client->kctx ? -1 : m->fds[0];
+	m->nfds = 0; /* all kept */
 	client->opened = true;
 	resp->attr = dev->attr;
 	r->resp.hdr.len = sizeof(*resp);
@@ -75,7 +81,7 @@ err_page:
 err_guard:
 	if (client->uffd >= 0) {
 		rn_guard_close(client);
-		m->nfds = 1; /* the uffd is closed already */
+		m->nfds = uffd_at; /* the uffd is closed already */
 	}
 	return ENOMEM;
 }

@@ -35,6 +35,7 @@ enum rn_watch_kind {
 	RN_WATCH_WAKE,
 	RN_WATCH_NETLINK,
 	RN_WATCH_GUARD,
+	RN_WATCH_KDEV,
 };
 
 struct rn_watch {
@@ -158,7 +159,8 @@ struct rn_client {
 	struct rn_watch watch; /* control socket */
 	struct rn_watch wake_watch; /* wake-up eventfd */
 	struct rn_watch guard_watch; /* uffd */
-	int fd;
+	int fd; /* control socket, or -1 for a kernel context */
+	uint32_t kctx; /* the kernel's context id (kdev.c), or 0 */
 	pid_t pid;
 	uid_t uid;
 	bool opened; /* OPEN succeeded */
@@ -203,6 +205,8 @@ struct rn_device {
 
 	int epoll_fd;
 	int listen_fd;
+	int kdev_fd; /* kernel mode: RN_KDEV_PATH attached to our ib_device */
+	struct rn_watch kdev_watch;
 	int signal_fd;
 	int lock_fd;
 	bool locked; /* we hold lock_path: the name is ours in runtime_dir */
@@ -270,6 +274,12 @@ void rn_control_accept(struct rn_device *dev);
 void rn_control_readable(struct rn_client *client);
 void rn_client_destroy(struct rn_client *client);
 
+/* kdev.c: kernel mode */
+bool rn_kdev_present(const char *name);
+int rn_kdev_attach(struct rn_device *dev);
+void rn_kdev_readable(struct rn_device *dev);
+void rn_kdev_event(struct rn_client *client, uint32_t handle, uint32_t event);
+
 /* guard.c: noticing registered memory being unmapped or moved */
 int rn_guard_open(struct rn_client *client, int uffd);
 void rn_guard_close(struct rn_client *client);
@@ -294,7 +304,8 @@ int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *re
 		 struct rn_ctl_create_cq_resp *resp, int *channel, int *memfd);
 int rn_cq_destroy(struct rn_client *client, uint32_t handle);
 void *rn_shared_alloc(size_t size, int *memfd);
-void rn_async_event(struct rn_client *client, uint64_t element, uint32_t type);
+void rn_async_event(struct rn_client *client, uint32_t handle,
+		    uint64_t user_handle, uint32_t type);
 
 /* cq.c */
 bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe, bool solicited);
