@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <time.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 #define RN_IBVERBS_PABI_VERSION 34
 
@@ -235,18 +236,68 @@ void verbs_set_ops(struct verbs_context *vctx,
 void __verbs_log(struct verbs_context *ctx, uint32_t level, const char *fmt,
 		 ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * The uverbs commands of kernel mode (kernel/).  libibverbs' command
+ * structs are the kernel's command header followed by the kernel's request
+ * (rdma/ib_user_verbs.h); driver data follows them immediately, as it
+ * follows the kernel's responses.  Only their sizes matter here.
+ */
+#define RN_IBV_CMD(name, kabi)                                                 \
+	struct name {                                                          \
+		struct ib_uverbs_cmd_hdr hdr;                                  \
+		struct kabi core;                                              \
+	}
+RN_IBV_CMD(ibv_get_context, ib_uverbs_get_context);
+RN_IBV_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
+RN_IBV_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+RN_IBV_CMD(ibv_create_cq, ib_uverbs_create_cq);
+RN_IBV_CMD(ibv_create_qp, ib_uverbs_create_qp);
+RN_IBV_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
+RN_IBV_CMD(ibv_query_qp, ib_uverbs_query_qp);
+
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp, size_t resp_size);
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
+		     struct ibv_alloc_pd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct ibv_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd, size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
 /* Sizes and offsets of rdma-core v44.0 on x86-64. */
 static_assert(sizeof(void *) == 8, "the layouts below are LP64");
 static_assert(sizeof(struct verbs_match_ent) == 24, "verbs_match_ent");
 static_assert(offsetof(struct verbs_match_ent, u) == 8, "verbs_match_ent.u");
 static_assert(offsetof(struct verbs_match_ent, kind) == 20, "verbs_match_ent.kind");
 static_assert(sizeof(struct verbs_sysfs_dev) == 992, "verbs_sysfs_dev");
+static_assert(offsetof(struct verbs_sysfs_dev, match) == 24, "match");
 static_assert(offsetof(struct verbs_sysfs_dev, sysfs_name) == 36, "sysfs_name");
 static_assert(offsetof(struct verbs_sysfs_dev, ibdev_name) == 112, "ibdev_name");
 static_assert(offsetof(struct verbs_sysfs_dev, ibdev_path) == 176, "ibdev_path");
 static_assert(sizeof(struct verbs_device_ops) == 72, "verbs_device_ops");
 static_assert(offsetof(struct verbs_device_ops, match_min_abi_version) == 8, "abi min");
 static_assert(offsetof(struct verbs_device_ops, match_table) == 16, "match_table");
+static_assert(offsetof(struct verbs_device_ops, match_device) == 32, "match_device");
 static_assert(offsetof(struct verbs_device_ops, alloc_context) == 40, "alloc_context");
 static_assert(offsetof(struct verbs_device_ops, alloc_device) == 56, "alloc_device");
 static_assert(offsetof(struct verbs_device_ops, uninit_device) == 64, "uninit_device");
@@ -287,5 +338,19 @@ static_assert(offsetof(struct verbs_context_ops, query_qp) == 488, "query_qp");
 static_assert(offsetof(struct verbs_context_ops, reg_mr) == 544, "reg_mr");
 static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 552, "req_notify_cq");
 static_assert(offsetof(struct verbs_context_ops, unimport_pd) == 600, "unimport_pd");
+
+/* The kernel requests and responses, as libibverbs sends and reads them. */
+static_assert(sizeof(struct ibv_get_context) == 16, "ibv_get_context");
+static_assert(sizeof(struct ibv_alloc_pd) == 16, "ibv_alloc_pd");
+static_assert(sizeof(struct ibv_reg_mr) == 48, "ibv_reg_mr");
+static_assert(sizeof(struct ibv_create_cq) == 40, "ibv_create_cq");
+static_assert(sizeof(struct ibv_create_qp) == 64, "ibv_create_qp");
+static_assert(sizeof(struct ibv_modify_qp) == 120, "ibv_modify_qp");
+static_assert(sizeof(struct ibv_query_qp) == 24, "ibv_query_qp");
+static_assert(sizeof(struct ib_uverbs_get_context_resp) == 8, "get_context resp");
+static_assert(sizeof(struct ib_uverbs_alloc_pd_resp) == 4, "alloc_pd resp");
+static_assert(sizeof(struct ib_uverbs_reg_mr_resp) == 12, "reg_mr resp");
+static_assert(sizeof(struct ib_uverbs_create_cq_resp) == 8, "create_cq resp");
+static_assert(sizeof(struct ib_uverbs_create_qp_resp) == 32, "create_qp resp");
 
 #endif

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Provider glue: how libibverbs finds a ringnic device, and how a context
- * is opened (a control connection to the device) and closed.
+ * is opened and closed.  The mode is discovered per device: one ringnicd
+ * published (userspace mode: a control connection to it) or one ringnic.ko
+ * registered (kernel mode: the uverbs file, see kernel.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -214,6 +216,22 @@ bool rn_is_ringnic(struct ibv_context *context)
 	return to_rn_dev(context->device)->ibv_dev.ops == &rn_dev_ops;
 }
 
+/* Kernel mode: the uverbs command opens the context with ringnicd. */
+static int open_kernel_context(struct rn_context *ctx)
+{
+	int uffd = make_uffd();
+	int ret = rn_kernel_open(ctx, uffd);
+
+	if (uffd >= 0)
+		close(uffd); /* ringnicd's now */
+	if (ret)
+		rn_err(ctx, "cannot open the device: %s\n", strerror(ret));
+	ctx->ctl_fd = -1;
+	ctx->async_wfd = -1;
+	ctx->kernel = true;
+	return ret;
+}
+
 static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
 					      int cmd_fd, void *private_data)
 {
@@ -230,6 +248,12 @@ static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
 	pthread_mutex_init(&ctx->ctl_lock, NULL);
 	pthread_mutex_init(&ctx->channel_lock, NULL);
 	ctx->wake_fd = -1;
+	if (dev->kernel) {
+		ret = open_kernel_context(ctx);
+		if (ret)
+			goto err;
+		goto done;
+	}
 	ctx->ctl_fd = connect_device(dev->ctl_path);
 	if (ctx->ctl_fd < 0) {
 		ret = errno;
@@ -254,6 +278,7 @@ static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
 		close(ctx->ctl_fd);
 		goto err;
 	}
+done:
 	ctx->ibv_ctx.context.num_comp_vectors = 1;
 	verbs_set_ops(&ctx->ibv_ctx, &rn_ctx_ops);
 	return &ctx->ibv_ctx;
@@ -269,11 +294,16 @@ static void rn_free_context(struct ibv_context *ibctx)
 {
 	struct rn_context *ctx = to_rn_ctx(ibctx);
 
-	stop_watchdog(ctx);
-	/* Closing the connection frees whatever the application left. */
-	close(ctx->ctl_fd);
+	if (ctx->kernel) {
+		/* The kernel frees whatever the application left. */
+		munmap((void *)ctx->kstatus, 4096);
+	} else {
+		stop_watchdog(ctx);
+		/* Closing the connection frees whatever the application left. */
+		close(ctx->ctl_fd);
+		close(ctx->async_wfd);
+	}
 	close(ctx->wake_fd);
-	close(ctx->async_wfd);
 	munmap(ctx->dev_page, RN_DEV_PAGE_SIZE);
 	pthread_mutex_destroy(&ctx->channel_lock);
 	pthread_mutex_destroy(&ctx->ctl_lock);
@@ -302,13 +332,21 @@ static int read_ctl_path(const struct verbs_sysfs_dev *sysfs, char *buf,
 	return 0;
 }
 
+/* A published device matches by its modalias; ringnic.ko's by its file. */
+static bool rn_match_device(struct verbs_sysfs_dev *sysfs)
+{
+	return sysfs->match || rn_kernel_device(sysfs);
+}
+
 static struct verbs_device *rn_alloc_device(struct verbs_sysfs_dev *sysfs)
 {
 	struct rn_device *dev = calloc(1, sizeof(*dev));
 
 	if (!dev)
 		return NULL;
-	if (read_ctl_path(sysfs, dev->ctl_path, sizeof(dev->ctl_path))) {
+	dev->kernel = !sysfs->match;
+	if (!dev->kernel &&
+	    read_ctl_path(sysfs, dev->ctl_path, sizeof(dev->ctl_path))) {
 		free(dev);
 		return NULL;
 	}
@@ -325,6 +363,7 @@ static const struct verbs_device_ops rn_dev_ops = {
 	.match_min_abi_version = RN_UVERBS_ABI_VERSION,
 	.match_max_abi_version = RN_UVERBS_ABI_VERSION,
 	.match_table = match_table,
+	.match_device = rn_match_device,
 	.alloc_device = rn_alloc_device,
 	.uninit_device = rn_uninit_device,
 	.alloc_context = rn_alloc_context,

@@ -20,8 +20,12 @@
 
 struct rn_device {
 	struct verbs_device ibv_dev;
-	char ctl_path[108]; /* the device's control socket */
+	bool kernel; /* ringnic.ko's device (kernel.c), not a published one */
+	char ctl_path[108]; /* userspace mode: the device's control socket */
 };
+
+struct rn_kdev_status;
+struct rn_kdev_u64;
 
 struct rn_cq;
 
@@ -33,6 +37,9 @@ struct rn_context {
 	struct rn_device_attr attr;
 	struct rn_dev_page *dev_page;
 	int wake_fd; /* written to wake the device when it sleeps */
+	bool kernel; /* kernel mode: the rest of this block is unused */
+	/* Kernel mode: the kernel's page saying whether ringnicd is gone. */
+	const volatile struct rn_kdev_status *kstatus;
 
 	/*
 	 * The watchdog: a thread asleep in poll() on the control socket.
@@ -163,7 +170,9 @@ static inline struct rn_qp *to_rn_qp_ex(struct ibv_qp_ex *qpx)
 
 static inline bool rn_dead(struct rn_context *ctx)
 {
-	return __atomic_load_n(&ctx->dead, __ATOMIC_RELAXED);
+	/* The status page starts with its dead word (ringnic-kdev.h). */
+	return __atomic_load_n(&ctx->dead, __ATOMIC_RELAXED) ||
+	       (ctx->kstatus && *(const volatile uint32_t *)ctx->kstatus);
 }
 
 /* ringnic.c */
@@ -174,6 +183,27 @@ int rn_ctl_call(struct rn_context *ctx, void *req, size_t req_len, void *resp,
 		size_t resp_len, const int *fds_in, int nfds_in, int *fds_out,
 		int nfds_out);
 void *rn_map_fd(int fd, size_t size);
+
+/* kernel.c: kernel mode's transport */
+bool rn_kernel_device(const struct verbs_sysfs_dev *sysfs);
+void *rn_kernel_map(struct rn_context *ctx, const struct rn_kdev_u64 *offset,
+		    size_t size, int prot);
+int rn_kernel_open(struct rn_context *ctx, int uffd);
+int rn_kernel_alloc_pd(struct ibv_context *context, struct rn_pd *pd);
+int rn_kernel_reg_mr(struct rn_mr *mr, struct ibv_pd *pd,
+		     const struct rn_ctl_reg_mr_req *req);
+int rn_kernel_create_cq(struct ibv_context *context, struct rn_cq *cq,
+			const struct ibv_cq_init_attr_ex *attr,
+			const struct rn_ctl_create_cq_req *req,
+			struct rn_ctl_create_cq_resp *out);
+int rn_kernel_create_qp(struct ibv_context *context, struct rn_qp *qp,
+			struct ibv_qp_init_attr_ex *attr,
+			const struct rn_ctl_create_qp_req *req,
+			struct rn_ctl_create_qp_resp *out);
+int rn_kernel_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+			const struct rn_ctl_modify_qp_req *req);
+int rn_kernel_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+		       struct ibv_qp_init_attr *init_attr);
 
 /* verbs.c */
 int rn_query_device_ex(struct ibv_context *context,

@@ -11,6 +11,11 @@
 
 #include "ringnic.h"
 
+static bool kernel_mode(struct ibv_context *context)
+{
+	return to_rn_ctx(context)->kernel;
+}
+
 /* Destroying an object of a device that is gone frees our side and succeeds. */
 static int destroy_result(int ret)
 {
@@ -103,15 +108,19 @@ struct ibv_pd *rn_alloc_pd(struct ibv_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = rn_ctl_call(to_rn_ctx(context), &req, sizeof(req), &resp,
-			  sizeof(resp), NULL, 0, NULL, 0);
+	if (kernel_mode(context)) {
+		ret = rn_kernel_alloc_pd(context, pd);
+	} else {
+		ret = rn_ctl_call(to_rn_ctx(context), &req, sizeof(req), &resp,
+				  sizeof(resp), NULL, 0, NULL, 0);
+		pd->handle = resp.pd;
+		pd->ibv_pd.handle = resp.pd;
+	}
 	if (ret) {
 		free(pd);
 		errno = ret;
 		return NULL;
 	}
-	pd->handle = resp.pd;
-	pd->ibv_pd.handle = resp.pd;
 	return &pd->ibv_pd;
 }
 
@@ -128,8 +137,10 @@ static int handle_call(struct ibv_context *context, enum rn_ctl_op op,
 int rn_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct rn_pd *pd = to_rn_pd(ibpd);
-	int ret = destroy_result(handle_call(ibpd->context, RN_CTL_DEALLOC_PD,
-					     pd->handle));
+	int ret = kernel_mode(ibpd->context) ?
+			  ibv_cmd_dealloc_pd(ibpd) :
+			  destroy_result(handle_call(ibpd->context,
+						     RN_CTL_DEALLOC_PD, pd->handle));
 
 	if (!ret)
 		free(pd);
@@ -158,17 +169,21 @@ struct ibv_mr *rn_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = rn_ctl_call(to_rn_ctx(ibpd->context), &req, sizeof(req), &resp,
-			  sizeof(resp), NULL, 0, NULL, 0);
+	if (kernel_mode(ibpd->context)) {
+		ret = rn_kernel_reg_mr(mr, ibpd, &req);
+	} else {
+		ret = rn_ctl_call(to_rn_ctx(ibpd->context), &req, sizeof(req),
+				  &resp, sizeof(resp), NULL, 0, NULL, 0);
+		mr->handle = resp.handle;
+		mr->vmr.ibv_mr.handle = resp.handle;
+		mr->vmr.ibv_mr.lkey = resp.lkey;
+		mr->vmr.ibv_mr.rkey = resp.rkey;
+	}
 	if (ret) {
 		free(mr);
 		errno = ret;
 		return NULL;
 	}
-	mr->handle = resp.handle;
-	mr->vmr.ibv_mr.handle = resp.handle;
-	mr->vmr.ibv_mr.lkey = resp.lkey;
-	mr->vmr.ibv_mr.rkey = resp.rkey;
 	mr->vmr.mr_type = RN_IBV_MR_TYPE_MR;
 	mr->vmr.access = access;
 	return &mr->vmr.ibv_mr;
@@ -177,8 +192,10 @@ struct ibv_mr *rn_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 int rn_dereg_mr(struct verbs_mr *vmr)
 {
 	struct rn_mr *mr = to_rn_mr(vmr);
-	int ret = destroy_result(handle_call(vmr->ibv_mr.context, RN_CTL_DEREG_MR,
-					     mr->handle));
+	int ret = kernel_mode(vmr->ibv_mr.context) ?
+			  ibv_cmd_dereg_mr(vmr) :
+			  destroy_result(handle_call(vmr->ibv_mr.context,
+						     RN_CTL_DEREG_MR, mr->handle));
 
 	if (!ret)
 		free(mr);
@@ -257,6 +274,16 @@ static struct rn_cq *cq_create(struct ibv_context *context,
 		return NULL;
 	}
 	cq->channel_wfd = -1;
+	/* Events carry the handle ibv_get_cq_event turns back into the CQ. */
+	req.user_handle = (uintptr_t)ibv_cq_ex_to_cq(&cq->ibv_cq);
+	req.cqe = attr->cqe;
+	if (kernel_mode(context)) {
+		/* The channel is the kernel's; it signals it itself. */
+		ret = rn_kernel_create_cq(context, cq, attr, &req, &resp);
+		if (ret)
+			goto err_free;
+		goto mapped;
+	}
 	if (attr->channel) {
 		cq->channel_wfd = channel_write_end(attr->channel);
 		if (cq->channel_wfd < 0) {
@@ -264,9 +291,6 @@ static struct rn_cq *cq_create(struct ibv_context *context,
 			goto err_free;
 		}
 	}
-	/* Events carry the handle ibv_get_cq_event turns back into the CQ. */
-	req.user_handle = (uintptr_t)ibv_cq_ex_to_cq(&cq->ibv_cq);
-	req.cqe = attr->cqe;
 	ret = rn_ctl_call(to_rn_ctx(context), &req, sizeof(req), &resp,
 			  sizeof(resp), &cq->channel_wfd, attr->channel ? 1 : 0,
 			  &memfd, 1);
@@ -277,6 +301,8 @@ static struct rn_cq *cq_create(struct ibv_context *context,
 	cq->mem = rn_map_fd(memfd, cq->mem_size);
 	if (!cq->mem)
 		goto err_destroy;
+	cq->ibv_cq.handle = resp.handle;
+mapped:
 	cq->handle = resp.handle;
 	cq->ctrl = cq->mem;
 	cq->ring = (struct rn_cqe *)((uint8_t *)cq->mem + RN_CQ_RING_OFFSET);
@@ -288,7 +314,6 @@ static struct rn_cq *cq_create(struct ibv_context *context,
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_mutex_init(&cq->send_qps_lock, NULL);
 	cq->ibv_cq.cqe = cq->entries;
-	cq->ibv_cq.handle = cq->handle;
 	rn_cq_init_poll_ops(cq);
 	if (cq->channel_wfd >= 0)
 		channel_cq_add(to_rn_ctx(context), cq);
@@ -329,8 +354,10 @@ struct ibv_cq_ex *rn_create_cq_ex(struct ibv_context *context,
 int rn_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct rn_cq *cq = to_rn_cq(ibcq);
-	int ret = destroy_result(handle_call(ibcq->context, RN_CTL_DESTROY_CQ,
-					     cq->handle));
+	int ret = kernel_mode(ibcq->context) ?
+			  ibv_cmd_destroy_cq(ibcq) :
+			  destroy_result(handle_call(ibcq->context,
+						     RN_CTL_DESTROY_CQ, cq->handle));
 
 	if (ret)
 		return ret;
@@ -431,15 +458,22 @@ static struct ibv_qp *qp_create(struct ibv_context *context,
 		.max_recv_sge = attr->cap.max_recv_sge,
 		.max_inline_data = attr->cap.max_inline_data,
 	};
-	ret = rn_ctl_call(to_rn_ctx(context), &req, sizeof(req), &resp,
-			  sizeof(resp), NULL, 0, &memfd, 1);
-	if (ret)
-		goto err_free;
-	ret = ENOMEM;
-	qp->mem_size = resp.mmap_size;
-	qp->mem = rn_map_fd(memfd, qp->mem_size);
-	if (!qp->mem)
-		goto err_destroy;
+	if (kernel_mode(context)) {
+		ret = rn_kernel_create_qp(context, qp, attr, &req, &resp);
+		if (ret)
+			goto err_free;
+	} else {
+		ret = rn_ctl_call(to_rn_ctx(context), &req, sizeof(req), &resp,
+				  sizeof(resp), NULL, 0, &memfd, 1);
+		if (ret)
+			goto err_free;
+		ret = ENOMEM;
+		qp->mem_size = resp.mmap_size;
+		qp->mem = rn_map_fd(memfd, qp->mem_size);
+		if (!qp->mem)
+			goto err_destroy;
+		qp->vqp.qp.handle = resp.handle;
+	}
 	qp->handle = resp.handle;
 	qp->ctrl = qp->mem;
 	qp->sq = (uint8_t *)qp->mem + resp.sq_offset;
@@ -457,7 +491,6 @@ static struct ibv_qp *qp_create(struct ibv_context *context,
 	ibqp->pd = attr->pd;
 	ibqp->send_cq = attr->send_cq;
 	ibqp->recv_cq = attr->recv_cq;
-	ibqp->handle = qp->handle;
 	ibqp->qp_num = resp.qpn;
 	ibqp->state = IBV_QPS_RESET;
 	ibqp->qp_type = attr->qp_type;
@@ -608,8 +641,11 @@ int rn_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		req.sq_seq = qp->sq_prod;
 		req.rq_seq = qp->rq_prod;
 	}
-	ret = rn_ctl_call(to_rn_ctx(ibqp->context), &req, sizeof(req), &resp,
-			  sizeof(resp), NULL, 0, NULL, 0);
+	if (kernel_mode(ibqp->context))
+		ret = rn_kernel_modify_qp(ibqp, attr, mask, &req);
+	else
+		ret = rn_ctl_call(to_rn_ctx(ibqp->context), &req, sizeof(req),
+				  &resp, sizeof(resp), NULL, 0, NULL, 0);
 	if (reset) {
 		pthread_spin_unlock(&qp->rq_lock);
 		pthread_spin_unlock(&qp->sq_lock);
@@ -628,7 +664,8 @@ int rn_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 	struct rn_ctl_query_qp_resp resp;
 	int ret;
 
-	(void)mask; /* everything is returned */
+	if (kernel_mode(ibqp->context))
+		return rn_kernel_query_qp(ibqp, attr, mask, init_attr);
 	ret = rn_ctl_call(to_rn_ctx(ibqp->context), &req, sizeof(req), &resp,
 			  sizeof(resp), NULL, 0, NULL, 0);
 	if (ret)
@@ -651,8 +688,10 @@ int rn_destroy_qp(struct ibv_qp *ibqp)
 
 	/* Deferred WRs are handed over, then destroyed with the QP. */
 	rn_qp_flush_deferred(qp);
-	ret = destroy_result(handle_call(ibqp->context, RN_CTL_DESTROY_QP,
-					 qp->handle));
+	ret = kernel_mode(ibqp->context) ?
+		      ibv_cmd_destroy_qp(ibqp) :
+		      destroy_result(handle_call(ibqp->context,
+						 RN_CTL_DESTROY_QP, qp->handle));
 	if (ret)
 		return ret;
 	send_qp_del(to_rn_cq(ibqp->send_cq), qp);
