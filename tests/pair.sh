@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # pair.sh CHECK PORT SERVER_CMD... -- CLIENT_CMD...
 #
-# Runs an unmodified client/server pair through ringnic-run as two
-# processes: the server first, the client once the server listens on PORT
+# Runs an unmodified client/server pair through ringnic-run (or, in kernel
+# mode, RN_PAIR_LAUNCH="" : directly) as two processes: the server first, the client once the server listens on PORT
 # (TCP, where these tools exchange QP numbers).  Both must exit 0, and the
 # client's output must pass CHECK: perftest-bw, perftest-lat, pingpong or
 # none.  Each side is limited to RN_PAIR_TIMEOUT seconds (default 300).
@@ -19,17 +19,18 @@ done
 shift
 client=("$@")
 limit=${RN_PAIR_TIMEOUT:-300}
+read -ra launch <<<"${RN_PAIR_LAUNCH-ringnic-run}"
 out=$(mktemp /tmp/rn-pair.XXXXXX)
 
 run_pair() {
-	timeout "$limit" ringnic-run "${server[@]}" >"$out.server" 2>&1 &
+	timeout "$limit" "${launch[@]}" "${server[@]}" >"$out.server" 2>&1 &
 	spid=$!
 	for _ in $(seq 200); do
 		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
 		kill -0 $spid 2>/dev/null || break
 		sleep 0.05
 	done
-	timeout "$limit" ringnic-run "${client[@]}" >"$out.client" 2>&1
+	timeout "$limit" "${launch[@]}" "${client[@]}" >"$out.client" 2>&1
 	crc=$?
 	wait $spid
 	src=$?

@@ -20,6 +20,17 @@ static void to_rts(struct ibv_qp *qp, uint32_t dest)
 	a.path_mtu = IBV_MTU_4096;
 	a.dest_qp_num = dest;
 	a.ah_attr.port_num = 1;
+	/* RoCE through the kernel takes only global routes: RINGNIC_TEST_GID
+	 * names our own GID to address (as perftest's -x does).
+	 */
+	if (getenv("RINGNIC_TEST_GID")) {
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.sgid_index = atoi(getenv("RINGNIC_TEST_GID"));
+		a.ah_attr.grh.hop_limit = 1;
+		if (ibv_query_gid(qp->context, 1, a.ah_attr.grh.sgid_index,
+				  &a.ah_attr.grh.dgid))
+			die("no such GID");
+	}
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
