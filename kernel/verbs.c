@@ -214,6 +214,10 @@ static int rn_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	req = req_from_udata(udata, RN_CTL_OPEN, 1);
 	if (IS_ERR(req))
 		return PTR_ERR(req);
+	/* A provider of another ABI gets a clear EPROTO, before ringnicd. */
+	ret = -EPROTO;
+	if (((const struct rn_ctl_open_req *)req->body)->version != RN_CTL_VERSION)
+		goto err;
 	ret = -ENOMEM;
 	uc->close = rn_req_new(RN_KDEV_CLOSE);
 	uc->status = vmalloc_user(PAGE_SIZE);

@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# bench/vm/summary.sh RAW_CSV RESULTS_DIR: the medians of bench/vm.sh's raw
+# rows (device,test,size,metric,value,unit) into RESULTS_DIR/vm.csv, the
+# ratios of ringnic (both modes) to rxe and siw against the goals, and the
+# plot RESULTS_DIR/vm.png.
+set -euo pipefail
+raw=$1
+results=$2
+med=$(mktemp)
+plot=$(mktemp)
+trap 'rm -f "$med" "$plot"' EXIT
+
+# Median of each point over the runs that produced a number.
+awk -F, 'NR > 1 && $5 != "NA" { k = $1 FS $2 FS $3 FS $4 FS $6; v[k] = v[k] " " $5 }
+	END { for (k in v) print k FS v[k] }' "$raw" |
+	while IFS=, read -r dev test size metric unit values; do
+		m=$(tr ' ' '\n' <<<"$values" | grep . | sort -g | awk '
+			{ a[NR] = $1 }
+			END {
+				if (NR % 2) print a[(NR + 1) / 2]
+				else print (a[NR / 2] + a[NR / 2 + 1]) / 2
+			}')
+		echo "$dev,$test,$size,$metric,$m,$unit"
+	done | sort >"$med"
+{ echo "device,test,size,metric,median,unit"; cat "$med"; } >"$results/vm.csv"
+
+val() {
+	awk -F, -v d="$1" -v t="$2" -v s="$3" -v m="$4" \
+		'$1 == d && $2 == t && $3 == s && $4 == m { print $5 }' "$med"
+}
+ratio() {
+	awk -v a="$1" -v b="$2" \
+		'BEGIN { if (a == "" || b == "" || b == 0) print "NA"; else printf "%.2f", a / b }'
+}
+runs=$(awk -F, 'NR > 1 && $1 == "rxe0" && $2 == "ib_write_lat" { n++ } END { print n + 0 }' "$raw")
+echo "medians of $runs runs ($results/vm.csv):"
+column -t -s, "$results/vm.csv"
+echo
+for dev in ringnic0 ringnic-user:rnu0; do
+	echo "$dev:"
+	echo "  ib_write_bw 64 B message rate: $(ratio "$(val $dev ib_write_bw 64 msg_rate)" "$(val rxe0 ib_write_bw 64 msg_rate)") x rxe (goal >= 20)"
+	echo "  ib_write_bw 64 KiB bandwidth:  $(ratio "$(val $dev ib_write_bw 65536 bw)" "$(val rxe0 ib_write_bw 65536 bw)") x rxe (goal >= 10), $(ratio "$(val $dev ib_write_bw 65536 bw)" "$(val siw0 ib_write_bw 65536 bw)") x siw (goal >= 2)"
+	echo "  ib_write_lat 8 B:              $(ratio "$(val $dev ib_write_lat 8 lat_typical)" "$(val rxe0 ib_write_lat 8 lat_typical)") x rxe (goal <= 0.5)"
+done
+
+# One group per point, the four devices side by side, log scale.
+for point in "ib_write_bw 64 msg_rate" "ib_send_bw 64 msg_rate" \
+	"ib_write_bw 65536 bw" "ib_read_bw 65536 bw" "ib_write_lat 8 lat_typical"; do
+	read -r test size metric <<<"$point"
+	printf '"%s %s %s"' "$test" "$size" "$metric"
+	for dev in ringnic0 ringnic-user:rnu0 rxe0 siw0; do
+		v=$(val $dev "$test" "$size" "$metric")
+		printf ' %s' "${v:-NaN}"
+	done
+	echo
+done >"$plot"
+gnuplot <<GP
+set terminal pngcairo size 1100,500
+set output "$results/vm.png"
+set title "ringnic vs rxe vs siw, Debian 6.1 under qemu TCG (medians of $runs runs): Mpps, MiB/s, us (latency: lower is better)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid border -1
+set logscale y
+set key top left
+set xtics rotate by -10
+plot "$plot" using 2:xtic(1) title "ringnic0 (kernel mode)", \
+	'' using 3 title "ringnic userspace mode", \
+	'' using 4 title "rxe0", \
+	'' using 5 title "siw0"
+GP
+echo "plot: $results/vm.png"
