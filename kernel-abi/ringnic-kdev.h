@@ -144,6 +144,6 @@ _Static_assert(sizeof(struct rn_kdev_reply) == 40 + RN_CTL_MSG_MAX, "reply layou
 _Static_assert(sizeof(struct rn_kdev_event) == 16, "event layout");
 _Static_assert(sizeof(struct rn_kdev_cmd) == 16, "cmd layout");
 _Static_assert(sizeof(struct rn_kdev_cmd_resp) == 32, "cmd resp layout");
-_Static_assert(_Alignof(struct rn_kdev_cmd_resp) == 4, "4-byte aligned driver data");
+_Static_assert(_Alignof(struct rn_kdev_cmd_resp) == 4, "4-byte aligned");
 
 #endif

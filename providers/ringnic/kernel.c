@@ -14,16 +14,19 @@
 #include "ringnic.h"
 #include "kernel-abi/ringnic-kdev.h"
 
-/* A command: libibverbs' part, then ours (4-byte aligned, see the ABI). */
+/*
+ * A command: libibverbs' part, then ours (4-byte aligned, see the ABI).
+ * The kernel's structs end in flexible arrays, so theirs is kept as bytes.
+ */
 #define RN_KCMD(name, ibv_t, req_t)                                            \
 	struct name {                                                          \
-		struct ibv_t ibv;                                              \
+		unsigned char ibv[sizeof(struct ibv_t)];                       \
 		struct rn_kdev_cmd k;                                          \
 		struct req_t req;                                              \
 	}
 #define RN_KRESP(name, ibv_t, resp_t)                                          \
 	struct name {                                                          \
-		struct ibv_t ibv;                                              \
+		unsigned char ibv[sizeof(struct ibv_t)];                       \
 		struct rn_kdev_cmd_resp k;                                     \
 		struct resp_t resp;                                            \
 	}
@@ -94,8 +97,8 @@ int rn_kernel_open(struct rn_context *ctx, int uffd)
 		cmd.k.fds[0] = uffd;
 		cmd.k.nfds = 1;
 	}
-	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv, sizeof(cmd), &resp.ibv,
-				  sizeof(resp));
+	ret = ibv_cmd_get_context(&ctx->ibv_ctx, (void *)cmd.ibv, sizeof(cmd),
+				  (void *)resp.ibv, sizeof(resp));
 	if (ret)
 		return ret;
 	if (resp.k.nfds != 2)
@@ -123,8 +126,8 @@ int rn_kernel_alloc_pd(struct ibv_context *context, struct rn_pd *pd)
 	int ret;
 
 	SET_REQ_LEN(&cmd);
-	ret = ibv_cmd_alloc_pd(context, &pd->ibv_pd, &cmd.ibv, sizeof(cmd),
-			       &resp.ibv, sizeof(resp));
+	ret = ibv_cmd_alloc_pd(context, &pd->ibv_pd, (void *)cmd.ibv, sizeof(cmd),
+			       (void *)resp.ibv, sizeof(resp));
 	if (!ret)
 		pd->handle = resp.resp.pd;
 	return ret;
@@ -139,8 +142,8 @@ int rn_kernel_reg_mr(struct rn_mr *mr, struct ibv_pd *pd,
 
 	SET_REQ_LEN(&cmd);
 	ret = ibv_cmd_reg_mr(pd, (void *)(uintptr_t)req->addr, req->length,
-			     req->iova, req->access, &mr->vmr, &cmd.ibv,
-			     sizeof(cmd), &resp.ibv, sizeof(resp));
+			     req->iova, req->access, &mr->vmr, (void *)cmd.ibv,
+			     sizeof(cmd), (void *)resp.ibv, sizeof(resp));
 	if (!ret)
 		mr->handle = resp.resp.handle;
 	return ret;
@@ -158,7 +161,8 @@ int rn_kernel_create_cq(struct ibv_context *context, struct rn_cq *cq,
 	SET_REQ_LEN(&cmd);
 	ret = ibv_cmd_create_cq(context, attr->cqe, attr->channel,
 				attr->comp_vector, ibv_cq_ex_to_cq(&cq->ibv_cq),
-				&cmd.ibv, sizeof(cmd), &resp.ibv, sizeof(resp));
+				(void *)cmd.ibv, sizeof(cmd), (void *)resp.ibv,
+				sizeof(resp));
 	if (ret)
 		return ret;
 	*out = resp.resp;
@@ -187,8 +191,8 @@ int rn_kernel_create_qp(struct ibv_context *context, struct rn_qp *qp,
 	SET_REQ_LEN(&cmd);
 	/* Create flags, if any, are zero (checked): the kernel takes none. */
 	kattr.comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
-	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, &kattr, &cmd.ibv,
-				   sizeof(cmd), &resp.ibv, sizeof(resp));
+	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, &kattr, (void *)cmd.ibv,
+				   sizeof(cmd), (void *)resp.ibv, sizeof(resp));
 	if (ret)
 		return ret;
 	*out = resp.resp;
@@ -210,7 +214,7 @@ int rn_kernel_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 	struct kcmd_modify cmd = { .req = *req };
 
 	SET_REQ_LEN(&cmd);
-	return ibv_cmd_modify_qp(qp, attr, mask, &cmd.ibv, sizeof(cmd));
+	return ibv_cmd_modify_qp(qp, attr, mask, (void *)cmd.ibv, sizeof(cmd));
 }
 
 int rn_kernel_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
