@@ -115,7 +115,6 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 	struct rn_reply r;
 	struct iovec iov;
 	bool ok;
-	int i;
 
 	if (!rn_request(client, m, &r))
 		return false;
@@ -141,10 +140,7 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 	 */
 	ok = sendmsg(client->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) ==
 	     (ssize_t)r.resp.hdr.len;
-	/* The client has its copies of the memory fds; the eventfd stays. */
-	for (i = 0; i < r.nfds; i++)
-		if (r.fds[i] != client->wake_fd)
-			close(r.fds[i]);
+	rn_reply_sent(client, &r);
 	return ok;
 }
 

@@ -102,9 +102,7 @@ static void reply(struct rn_device *dev, const struct rn_kdev_req *req,
 		rn_warn("kernel context %u: reply lost: %s\n", req->ctx,
 			strerror(errno));
 	/* The kernel holds its own references now. */
-	for (i = 0; i < r->nfds; i++)
-		if (!client || r->fds[i] != client->wake_fd)
-			close(r->fds[i]);
+	rn_reply_sent(client, r);
 }
 
 static void serve(struct rn_device *dev, struct rn_kdev_req *req)

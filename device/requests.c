@@ -141,6 +141,15 @@ static int dispatch(struct rn_client *client, struct rn_msg *m,
 	return ret;
 }
 
+void rn_reply_sent(const struct rn_client *client, const struct rn_reply *r)
+{
+	int i;
+
+	for (i = 0; i < r->nfds; i++)
+		if (!client || r->fds[i] != client->wake_fd)
+			close(r->fds[i]);
+}
+
 bool rn_request(struct rn_client *client, struct rn_msg *m, struct rn_reply *r)
 {
 	uint32_t op = m->req.hdr.op;

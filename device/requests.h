@@ -36,4 +36,9 @@ struct rn_reply {
  */
 bool rn_request(struct rn_client *client, struct rn_msg *m, struct rn_reply *r);
 
+/* Once r is sent: the client has its copies of the memory descriptors;
+ * the wake-up eventfd stays ours.  client may be NULL (nothing is kept).
+ */
+void rn_reply_sent(const struct rn_client *client, const struct rn_reply *r);
+
 #endif
