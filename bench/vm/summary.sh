@@ -56,7 +56,7 @@ for point in "ib_write_bw 64 msg_rate" "ib_send_bw 64 msg_rate" \
 	echo
 done >"$plot"
 gnuplot <<GP
-set terminal pngcairo size 1100,500
+set terminal pngcairo size 1100,500 noenhanced
 set output "$results/vm.png"
 set title "ringnic vs rxe vs siw, Debian 6.1 under qemu TCG (medians of $runs runs): Mpps, MiB/s, us (latency: lower is better)"
 set style data histograms
