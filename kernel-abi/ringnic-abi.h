@@ -12,7 +12,7 @@
 /* uverbs ABI version the provider matches (class/infiniband_verbs/X/abi_version) */
 #define RN_UVERBS_ABI_VERSION 1
 /* Control protocol version, checked when a context is opened */
-#define RN_CTL_VERSION 1
+#define RN_CTL_VERSION 2
 
 #define RN_FW_VERSION "0.1.0"
 #define RN_VENDOR_ID 0x524e43 /* "RNC": not a registered OUI, never matched by tools */
@@ -29,7 +29,16 @@
 #define RN_MAX_MR (1u << 20)
 #define RN_MAX_PD 65536
 #define RN_MAX_MR_SIZE (1ull << 47) /* the x86-64 user address space */
-#define RN_MAX_RD_ATOM 16
+/*
+ * rxe's max_qp_rd_atom.  perftest sets a requester's max_rd_atomic to the
+ * responder's limit, so a smaller one fails modify_qp against rxe.
+ */
+#define RN_MAX_RD_ATOM 128
+#define RN_MAX_SRQ 16384
+#define RN_MAX_SRQ_WR 16384
+#define RN_MAX_AH (1u << 20)
+#define RN_MAX_MW (1u << 20)
+#define RN_MAX_XRCD 4096
 #define RN_MAX_MSG_SZ (1u << 31)
 #define RN_PAGE_SIZE_CAP (~0xfffull) /* any multiple of 4 KiB */
 
@@ -40,6 +49,14 @@
 /* Port 1 is the only port. */
 #define RN_NUM_PORTS 1
 #define RN_GID_TABLE_LEN 16
+
+/*
+ * What a RoCEv2 packet puts around its payload at most, as rxe counts it
+ * (RXE_MAX_HDR_LENGTH): the netdev MTU less this is what a packet carries,
+ * and the largest IB MTU that fits is the port's active_mtu, in ringnicd
+ * and in the kernel stub's query_port alike.
+ */
+#define RN_ROCE_MAX_HDR 80
 #define RN_PKEY_TABLE_LEN 1
 #define RN_DEFAULT_PKEY 0xffff
 

@@ -29,7 +29,21 @@ enum rn_ctl_op {
 	RN_CTL_MODIFY_QP,
 	RN_CTL_QUERY_QP,
 	RN_CTL_DESTROY_QP,
-	RN_CTL_OP_MAX = RN_CTL_DESTROY_QP,
+	RN_CTL_QUERY_PORT,
+	RN_CTL_CREATE_AH,
+	RN_CTL_DESTROY_AH,
+	RN_CTL_CREATE_SRQ,
+	RN_CTL_MODIFY_SRQ,
+	RN_CTL_QUERY_SRQ,
+	RN_CTL_DESTROY_SRQ,
+	RN_CTL_OPEN_XRCD,
+	RN_CTL_CLOSE_XRCD,
+	RN_CTL_OPEN_QP,
+	RN_CTL_ALLOC_MW,
+	RN_CTL_DEALLOC_MW,
+	RN_CTL_REREG_MR,
+	RN_CTL_RESIZE_CQ,
+	RN_CTL_OP_MAX = RN_CTL_RESIZE_CQ,
 };
 
 /* The largest message either side sends; receivers size their buffer by it. */
@@ -47,7 +61,9 @@ struct rn_ctl_resp_hdr {
 	__u32 len;
 };
 
-/* DEALLOC_PD, DEREG_MR, DESTROY_CQ, QUERY_QP, DESTROY_QP */
+/* DEALLOC_PD, DEREG_MR, DESTROY_CQ, QUERY_QP, DESTROY_QP, DESTROY_AH,
+ * QUERY_SRQ, DESTROY_SRQ, CLOSE_XRCD, DEALLOC_MW
+ */
 struct rn_ctl_handle_req {
 	struct rn_ctl_req_hdr hdr;
 	__u32 handle;
@@ -87,6 +103,12 @@ struct rn_device_attr {
 	__u32 max_qp_rd_atom;
 	__u32 max_qp_init_rd_atom;
 	__u32 max_res_rd_atom;
+	__u32 max_srq;
+	__u32 max_srq_wr;
+	__u32 max_srq_sge;
+	__u32 max_ah;
+	__u32 max_mw;
+	__u32 max_xrcd;
 	char fw_ver[32];
 };
 
@@ -156,6 +178,13 @@ struct rn_qp_cap {
 	__u32 reserved;
 };
 
+/*
+ * Which handles a QP type uses (the others must be 0):
+ *   RC, UC, UD    pd, send_cq, recv_cq, and srq when has_srq
+ *   XRC_SEND      pd, send_cq (a send queue only)
+ *   XRC_RECV      xrcd (no queues: its messages go to the XRC SRQs of
+ *                 that domain the senders name)
+ */
 struct rn_ctl_create_qp_req {
 	struct rn_ctl_req_hdr hdr;
 	__u64 user_handle; /* echoed in async events */
@@ -164,7 +193,10 @@ struct rn_ctl_create_qp_req {
 	__u32 recv_cq;
 	__u8 qp_type; /* enum ibv_qp_type */
 	__u8 sq_sig_all;
-	__u8 reserved[2];
+	__u8 has_srq;
+	__u8 reserved;
+	__u32 srq;
+	__u32 xrcd;
 	struct rn_qp_cap cap; /* minimum capacities */
 };
 
@@ -226,11 +258,13 @@ struct rn_ctl_modify_qp_req {
 	__u32 handle;
 	__u32 attr_mask; /* enum ibv_qp_attr_mask */
 	struct rn_qp_attr attr;
-	/* To RESET: where the provider's producers are; the emptied queues
-	 * restart there (see RN_DB_RECORD).
+	/* To RESET: where the provider's producers are, in slots and in WRs;
+	 * the emptied queues restart there (see RN_DB_RECORD).
 	 */
 	__u64 sq_seq;
 	__u32 rq_seq;
+	__u32 sq_wr_seq;
+	__u32 rq_wr_seq;
 	__u32 reserved;
 };
 
@@ -241,10 +275,200 @@ struct rn_ctl_query_qp_resp {
 	__u8 reserved[7];
 };
 
-_Static_assert(sizeof(struct rn_device_attr) == 120, "device attr layout");
+/* ---- QUERY_PORT: the port's state and counters ------------------------ */
+
+struct rn_ctl_query_port_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 port;
+	__u32 reserved;
+};
+
+struct rn_port_attr {
+	__u32 state; /* enum ibv_port_state */
+	__u32 phys_state;
+	__u32 max_mtu; /* enum ibv_mtu */
+	__u32 active_mtu;
+	__u32 gid_tbl_len;
+	__u32 max_msg_sz;
+	__u32 bad_pkey_cntr;
+	__u32 qkey_viol_cntr;
+	__u8 active_width;
+	__u8 active_speed;
+	__u8 reserved[6];
+};
+
+struct rn_ctl_query_port_resp {
+	struct rn_ctl_resp_hdr hdr;
+	struct rn_port_attr attr;
+};
+
+/* ---- AH: an address vector for UD sends --------------------------------- */
+
+struct rn_ctl_create_ah_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 pd;
+	__u32 reserved;
+	struct rn_ah_attr attr;
+};
+
+struct rn_ctl_create_ah_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 handle;
+	__u32 reserved;
+};
+
+/* ---- SRQ ----------------------------------------------------------------- */
+
+/* XRC SRQs (srq_type IBV_SRQT_XRC) also name their domain and CQ. */
+struct rn_ctl_create_srq_req {
+	struct rn_ctl_req_hdr hdr;
+	__u64 user_handle; /* echoed in async events */
+	__u32 pd;
+	__u32 srq_type; /* enum ibv_srq_type: BASIC or XRC */
+	__u32 xrcd;
+	__u32 cq;
+	__u32 max_wr;
+	__u32 max_sge;
+	__u32 srq_limit;
+	__u32 reserved;
+};
+
+/* fds out: the SRQ memory (memfd of mmap_size bytes), see rn_srq_ctrl */
+struct rn_ctl_create_srq_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 handle;
+	__u32 srqn; /* the SRQ number XRC senders name */
+	__u32 max_wr; /* actual, >= the request */
+	__u32 max_sge;
+	__u32 ring_slots; /* a power of two */
+	__u32 reserved;
+	__u64 mmap_size;
+};
+
+/*
+ * attr_mask: IBV_SRQ_MAX_WR resizes the SRQ (never below the WRs it holds);
+ * IBV_SRQ_LIMIT arms the limit event (0 disarms).  A resize answers with
+ * new memory (one fd, as CREATE_SRQ) holding the same WRs at the same
+ * counters; the provider must not post while it waits for the answer.
+ */
+struct rn_ctl_modify_srq_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 handle;
+	__u32 attr_mask; /* enum ibv_srq_attr_mask */
+	__u32 max_wr;
+	__u32 srq_limit;
+};
+
+struct rn_ctl_modify_srq_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 max_wr;
+	__u32 ring_slots;
+	__u64 mmap_size; /* 0: the memory did not change */
+};
+
+struct rn_ctl_query_srq_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 max_wr;
+	__u32 max_sge;
+	__u32 srq_limit;
+	__u32 reserved;
+};
+
+/* ---- XRC domains ------------------------------------------------------- */
+
+/*
+ * fds in: none for a domain of this context alone, or a file whose inode
+ * names a domain shared by every context that opens it: oflags O_CREAT
+ * makes it if it does not exist (else EAGAIN), O_EXCL with it refuses an
+ * existing one (EINVAL), as the kernel's uverbs do.
+ */
+struct rn_ctl_open_xrcd_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 oflags;
+	__u32 reserved;
+};
+
+struct rn_ctl_open_xrcd_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 handle;
+	__u32 reserved;
+};
+
+/* Open the XRC_RECV QP qpn of the domain xrcd (a handle of this context). */
+struct rn_ctl_open_qp_req {
+	struct rn_ctl_req_hdr hdr;
+	__u64 user_handle;
+	__u32 xrcd;
+	__u32 qpn;
+};
+
+struct rn_ctl_open_qp_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 handle;
+	__u32 reserved;
+};
+
+/* ---- memory windows -------------------------------------------------- */
+
+struct rn_ctl_alloc_mw_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 pd;
+	__u32 type; /* enum ibv_mw_type */
+};
+
+struct rn_ctl_alloc_mw_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 handle;
+	__u32 rkey; /* unbound; a bind gives it a new key byte */
+};
+
+/* ---- rereg MR, resize CQ ------------------------------------------------- */
+
+/* flags: enum ibv_rereg_mr_flags; the fields of what does not change are 0. */
+struct rn_ctl_rereg_mr_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 handle;
+	__u32 flags;
+	__u64 addr;
+	__u64 length;
+	__u64 iova;
+	__u32 pd;
+	__u32 access;
+};
+
+struct rn_ctl_rereg_mr_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 lkey;
+	__u32 rkey;
+};
+
+/*
+ * The CQ moves to new memory (fds out: one, as CREATE_CQ) holding the CQEs
+ * not yet polled, first at counter 0; its arm and event state carry over.
+ * The provider must not poll or arm while it waits for the answer.
+ */
+struct rn_ctl_resize_cq_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 handle;
+	__u32 cqe; /* minimum number of entries */
+};
+
+struct rn_ctl_resize_cq_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u32 ring_entries;
+	__u32 reserved;
+	__u64 mmap_size;
+};
+
+_Static_assert(sizeof(struct rn_device_attr) == 144, "device attr layout");
 _Static_assert(sizeof(struct rn_ah_attr) == 32, "ah attr layout");
 _Static_assert(sizeof(struct rn_qp_attr) == 104, "qp attr layout");
 _Static_assert(sizeof(struct rn_ctl_create_qp_resp) == 72, "create qp resp layout");
+_Static_assert(sizeof(struct rn_ctl_create_qp_req) == 64, "create qp req layout");
+_Static_assert(sizeof(struct rn_port_attr) == 40, "port attr layout");
+_Static_assert(sizeof(struct rn_ctl_create_srq_req) == 48, "create srq req layout");
+_Static_assert(sizeof(struct rn_ctl_create_srq_resp) == 40, "create srq resp layout");
+_Static_assert(sizeof(struct rn_ctl_rereg_mr_req) == 48, "rereg mr req layout");
 _Static_assert(sizeof(struct rn_ctl_modify_qp_req) <= RN_CTL_MSG_MAX, "msg max");
 _Static_assert(sizeof(struct rn_ctl_open_resp) <= RN_CTL_MSG_MAX, "msg max");
 
@@ -264,11 +488,34 @@ static inline __u32 rn_ctl_req_size(__u32 op)
 		return sizeof(struct rn_ctl_create_qp_req);
 	case RN_CTL_MODIFY_QP:
 		return sizeof(struct rn_ctl_modify_qp_req);
+	case RN_CTL_QUERY_PORT:
+		return sizeof(struct rn_ctl_query_port_req);
+	case RN_CTL_CREATE_AH:
+		return sizeof(struct rn_ctl_create_ah_req);
+	case RN_CTL_CREATE_SRQ:
+		return sizeof(struct rn_ctl_create_srq_req);
+	case RN_CTL_MODIFY_SRQ:
+		return sizeof(struct rn_ctl_modify_srq_req);
+	case RN_CTL_OPEN_XRCD:
+		return sizeof(struct rn_ctl_open_xrcd_req);
+	case RN_CTL_OPEN_QP:
+		return sizeof(struct rn_ctl_open_qp_req);
+	case RN_CTL_ALLOC_MW:
+		return sizeof(struct rn_ctl_alloc_mw_req);
+	case RN_CTL_REREG_MR:
+		return sizeof(struct rn_ctl_rereg_mr_req);
+	case RN_CTL_RESIZE_CQ:
+		return sizeof(struct rn_ctl_resize_cq_req);
 	case RN_CTL_DEALLOC_PD:
 	case RN_CTL_DEREG_MR:
 	case RN_CTL_DESTROY_CQ:
 	case RN_CTL_QUERY_QP:
 	case RN_CTL_DESTROY_QP:
+	case RN_CTL_DESTROY_AH:
+	case RN_CTL_QUERY_SRQ:
+	case RN_CTL_DESTROY_SRQ:
+	case RN_CTL_CLOSE_XRCD:
+	case RN_CTL_DEALLOC_MW:
 		return sizeof(struct rn_ctl_handle_req);
 	}
 	return 0;

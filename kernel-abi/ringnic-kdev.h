@@ -14,7 +14,8 @@
  *   ioctl(RN_KDEV_ATTACH)  become the engine of one ringnic ib_device
  *   read()                 one struct rn_kdev_req (blocks unless O_NONBLOCK;
  *                          poll() says when one waits)
- *   write()                one struct rn_kdev_reply or struct rn_kdev_event
+ *   write()                one struct rn_kdev_reply, struct rn_kdev_event or
+ *                          struct rn_kdev_counters
  * Closing it (ringnicd exiting) detaches: every open context of the device
  * gets IBV_EVENT_DEVICE_FATAL and fails from then on.
  *
@@ -30,6 +31,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 #include "ringnic-ctl.h"
+#include "ringnic-counters.h"
 
 #define RN_KDEV_PATH "/dev/ringnic"
 
@@ -69,6 +71,7 @@ struct rn_kdev_req {
 enum rn_kdev_out_type {
 	RN_KDEV_REPLY = 1,
 	RN_KDEV_EVENT,
+	RN_KDEV_COUNTERS,
 };
 
 struct rn_kdev_reply {
@@ -98,6 +101,16 @@ struct rn_kdev_event {
 	__u32 handle;
 };
 
+/*
+ * The port's counters (ringnic-counters.h), now and then while they move:
+ * what the stub reports as the device's hw_counters (`rdma statistic`).
+ */
+struct rn_kdev_counters {
+	__u32 type; /* RN_KDEV_COUNTERS */
+	__u32 count; /* RN_CNT_MAX */
+	__u64 values[RN_CNT_MAX];
+};
+
 /* ---- the provider's side: driver data of the uverbs commands ---------- */
 
 /*
@@ -110,6 +123,13 @@ struct rn_kdev_event {
  *
  * Both are 4-byte aligned on purpose: some uverbs responses (ALLOC_PD,
  * REG_MR) end on a 4-byte boundary and driver data follows immediately.
+ *
+ * Where the kernel passes the driver no command, the stub makes the
+ * request itself: CREATE_AH (libibverbs' create_ah command has no driver
+ * data in; the answer is still the driver response) and CREATE_QP of an
+ * XRC target QP (created without udata, and a QP of the stub's own context
+ * with ringnicd).  Commands the kernel serves alone reach neither: opening
+ * an XRC domain another process opened, ibv_open_qp, QUERY_PORT.
  */
 struct rn_kdev_u64 {
 	__u32 lo;
@@ -130,6 +150,18 @@ struct rn_kdev_cmd_resp {
 };
 
 /*
+ * MODIFY_SRQ: its uverbs command has no response, so its driver data ends
+ * with where the driver response goes (as rxe's modify_srq does): the stub
+ * writes a struct rn_kdev_cmd_resp and the control response at addr, in
+ * the caller's memory, before the command returns.
+ */
+struct rn_kdev_resp_at {
+	struct rn_kdev_u64 addr;
+	__u32 len; /* bytes at addr: sizeof(struct rn_kdev_cmd_resp) + response */
+	__u32 reserved;
+};
+
+/*
  * The status page: one per context, the kernel's own, mapped read-only.
  * dead becomes 1 when ringnicd detaches: the provider fails polls and posts
  * from then on without a system call.
@@ -142,8 +174,11 @@ _Static_assert(sizeof(struct rn_kdev_attach) == 80, "attach layout");
 _Static_assert(sizeof(struct rn_kdev_req) == 40 + RN_CTL_MSG_MAX, "req layout");
 _Static_assert(sizeof(struct rn_kdev_reply) == 40 + RN_CTL_MSG_MAX, "reply layout");
 _Static_assert(sizeof(struct rn_kdev_event) == 16, "event layout");
+_Static_assert(sizeof(struct rn_kdev_counters) == 8 + 8 * RN_CNT_MAX,
+	       "counters layout");
 _Static_assert(sizeof(struct rn_kdev_cmd) == 16, "cmd layout");
 _Static_assert(sizeof(struct rn_kdev_cmd_resp) == 32, "cmd resp layout");
 _Static_assert(_Alignof(struct rn_kdev_cmd_resp) == 4, "4-byte aligned");
+_Static_assert(sizeof(struct rn_kdev_resp_at) == 16, "resp_at layout");
 
 #endif

@@ -33,7 +33,10 @@ enum rn_wqe_opcode {
 	RN_OP_READ,
 	RN_OP_CMP_SWAP,
 	RN_OP_FETCH_ADD,
-	RN_OP_MAX = RN_OP_FETCH_ADD,
+	RN_OP_SEND_INV, /* a SEND that invalidates invalidate_rkey remotely */
+	RN_OP_LOCAL_INV, /* invalidate the window invalidate_rkey names */
+	RN_OP_BIND_MW, /* bind a memory window: see struct rn_send_wqe */
+	RN_OP_MAX = RN_OP_BIND_MW,
 };
 
 enum rn_wqe_flags {
@@ -51,11 +54,18 @@ struct rn_sge {
 };
 
 /*
- * A send WQE is a header of RN_SEND_HDR_SIZE bytes followed by its payload:
- * num_sge struct rn_sge, or inline_len bytes of data when RN_WQE_INLINE is
- * set.  The payload starts in the header slot and continues in the next
- * slots (wrapping at the end of the ring), so a WQE takes
- * RN_SEND_WQE_SLOTS(payload bytes) slots; nslots must say exactly that.
+ * A send WQE is a header of RN_SEND_HDR_SIZE bytes, then, on the QP types
+ * that address each message (UD and XRC initiator QPs), a struct
+ * rn_wqe_dest, then its payload: num_sge struct rn_sge, or inline_len bytes
+ * of data when RN_WQE_INLINE is set.  What follows the header starts in the
+ * header slot and continues in the next slots (wrapping at the end of the
+ * ring), so a WQE takes RN_SEND_WQE_SLOTS(bytes after the header) slots;
+ * nslots must say exactly that.
+ *
+ * BIND_MW binds the window whose rkey has the index of 'rkey' (the index is
+ * the window's; the low 8 bits are its new key) to [remote_addr,
+ * remote_addr + bind.length) of the MR bind.lkey names, with bind.access
+ * (enum ibv_access_flags); a length of 0 unbinds it.  It has no payload.
  */
 struct rn_send_wqe {
 	__u64 wr_id;
@@ -63,18 +73,38 @@ struct rn_send_wqe {
 	__u8 flags; /* enum rn_wqe_flags */
 	__u8 num_sge;
 	__u8 nslots;
-	__u32 imm_data; /* network byte order, as in ibv_send_wr */
+	union {
+		__u32 imm_data; /* network byte order, as in ibv_send_wr */
+		__u32 invalidate_rkey; /* SEND_INV, LOCAL_INV */
+	};
 	__u64 remote_addr;
 	__u32 rkey;
 	__u32 inline_len;
-	__u64 compare_add; /* CMP_SWAP: compare; FETCH_ADD: add */
-	__u64 swap;
+	union {
+		struct {
+			__u64 compare_add; /* CMP_SWAP: compare; FETCH_ADD: add */
+			__u64 swap;
+		};
+		struct {
+			__u64 length;
+			__u32 lkey;
+			__u32 access;
+		} bind;
+	};
 	__u8 payload[16];
 };
 
 #define RN_SEND_HDR_SIZE 48
-#define RN_SEND_WQE_SLOTS(payload)                                             \
-	((RN_SEND_HDR_SIZE + (payload) + RN_SLOT_SIZE - 1) / RN_SLOT_SIZE)
+#define RN_SEND_WQE_SLOTS(after_hdr)                                           \
+	((RN_SEND_HDR_SIZE + (after_hdr) + RN_SLOT_SIZE - 1) / RN_SLOT_SIZE)
+
+/* Where a message of a UD or XRC initiator QP goes. */
+struct rn_wqe_dest {
+	__u32 ah; /* UD: the address handle */
+	__u32 remote_qpn; /* UD */
+	__u32 remote_qkey; /* UD: with bit 31 set, the QP's own Q_Key */
+	__u32 remote_srqn; /* XRC: the SRQ the message is for */
+};
 
 /* A receive WQE: RN_RECV_HDR_SIZE bytes, then num_sge struct rn_sge. */
 struct rn_recv_wqe {
@@ -91,6 +121,7 @@ struct rn_recv_wqe {
 	 RN_SLOT_SIZE)
 
 _Static_assert(sizeof(struct rn_sge) == 16, "sge layout");
+_Static_assert(sizeof(struct rn_wqe_dest) == 16, "dest layout");
 _Static_assert(sizeof(struct rn_send_wqe) == RN_SLOT_SIZE, "send wqe slot");
 _Static_assert(__builtin_offsetof(struct rn_send_wqe, payload) == RN_SEND_HDR_SIZE,
 	       "send wqe header");
@@ -123,6 +154,8 @@ _Static_assert(__builtin_offsetof(struct rn_recv_wqe, payload) == RN_RECV_HDR_SI
 /*
  * QP memory: this control block at offset 0, the SQ ring at sq_offset and
  * the RQ ring at rq_offset (both given at creation), rings of 64-byte slots.
+ * Besides the slots, both sides count WRs, so that a queue takes exactly
+ * max_send_wr / max_recv_wr of them whatever their size.
  */
 struct rn_qp_ctrl {
 	/* written by the provider */
@@ -133,14 +166,27 @@ struct rn_qp_ctrl {
 	/* written by the device */
 	__u64 sq_cons; /* SQ slots retired (completed or flushed), 48 bits */
 	__u32 rq_cons; /* RQ slots consumed */
+	__u32 sq_wr_cons; /* SQ WRs retired */
+	__u32 rq_wr_cons; /* RQ WRs consumed */
 	__u8 state; /* enum ibv_qp_state value, as the device sees it */
-	__u8 pad1[51];
+	__u8 pad1[43];
 	/* written by the device: what it did for this QP, never reset */
 	__u64 doorbells; /* doorbell records read */
 	__u64 groups; /* groups fetched */
 	__u64 wqes; /* send WQEs fetched */
 	__u64 stale; /* doorbell records dropped as stale */
-	__u8 pad2[32];
+	/*
+	 * written by the device: this QP's outcomes on the wire, never reset
+	 * (wrapping); the device's sums are its hw_counters, named as rxe's
+	 */
+	__u32 ack_timeouts; /* local_ack_timeout_err */
+	__u32 seq_naks; /* rcvd_seq_err and implied_nak_seq_err */
+	__u32 retries; /* completer_retry_err: go-back-N from either */
+	__u32 rnr_naks; /* rcvd_rnr_err */
+	__u32 remote_naks; /* req_remote_*: rejected by the target */
+	__u32 duplicate_requests; /* duplicate_request (responder) */
+	__u32 out_of_seq_requests; /* out_of_seq_request (responder) */
+	__u32 naks_sent; /* resp_naks_sent and send_rnr_err (responder) */
 };
 
 _Static_assert(sizeof(struct rn_qp_ctrl) == 192, "qp ctrl layout");
@@ -148,8 +194,21 @@ _Static_assert(__builtin_offsetof(struct rn_qp_ctrl, sq_cons) == 64, "qp ctrl li
 
 /* ----------------------------------------------------------------- CQ --- */
 
+/*
+ * What a UD receive reports in ibv_wc.sl, as RoCE NICs do (mlx5): which
+ * header the 40-byte GRH area holds.  UCX's ud_verbs relies on it to find
+ * the destination address there.
+ */
+enum rn_cqe_roce_type {
+	RN_ROCE_V1 = 0, /* a real GRH */
+	RN_ROCE_V2_IPV6 = 1, /* an IPv6 header */
+	RN_ROCE_V2_IPV4 = 2, /* 20 zero bytes, then an IPv4 header */
+};
+
 enum rn_cqe_flags {
-	RN_CQE_WITH_IMM = 1 << 0,
+	RN_CQE_WITH_IMM = 1 << 0, /* imm_data holds the immediate */
+	RN_CQE_WITH_INV = 1 << 1, /* imm_data holds the invalidated rkey */
+	RN_CQE_GRH = 1 << 2, /* a UD receive: the buffer starts with a GRH */
 };
 
 /*
@@ -163,10 +222,11 @@ enum rn_cqe_flags {
 struct rn_cqe {
 	__u64 wr_id;
 	__u32 byte_len;
-	__u32 imm_data; /* network byte order */
+	__u32 imm_data; /* network byte order; or the invalidated rkey */
 	__u32 qp_num;
 	__u32 src_qp;
-	__u32 vendor_err;
+	__u8 sl; /* UD over RoCE: the packet type (enum rn_cqe_roce_type) */
+	__u8 reserved[3];
 	__u8 opcode;
 	__u8 status;
 	__u8 flags; /* enum rn_cqe_flags */
@@ -229,5 +289,27 @@ struct rn_cq_ctrl {
 
 #define RN_CQ_RING_OFFSET 128
 _Static_assert(sizeof(struct rn_cq_ctrl) == RN_CQ_RING_OFFSET, "cq ctrl layout");
+
+/* ---------------------------------------------------------------- SRQ --- */
+
+/*
+ * SRQ memory: this control block, then a ring of receive WQEs (struct
+ * rn_recv_wqe) at RN_SRQ_RING_OFFSET.  Every QP attached to the SRQ takes
+ * its receive WQEs from here, in order.  wr_prod is read only to tell when
+ * the SRQ falls below its limit (IBV_EVENT_SRQ_LIMIT_REACHED).
+ */
+struct rn_srq_ctrl {
+	/* written by the provider */
+	__u32 prod; /* slots posted */
+	__u32 wr_prod; /* WRs posted */
+	__u8 pad0[56];
+	/* written by the device */
+	__u32 cons; /* slots consumed */
+	__u32 wr_cons; /* WRs consumed */
+	__u8 pad1[56];
+};
+
+#define RN_SRQ_RING_OFFSET 128
+_Static_assert(sizeof(struct rn_srq_ctrl) == RN_SRQ_RING_OFFSET, "srq ctrl layout");
 
 #endif
