@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The control socket: one SOCK_SEQPACKET connection per opened context.
- * The peer is identified by SO_PEERCRED, never by what it says.  A message
- * that breaks the protocol (wrong size, unknown op, unexpected descriptors)
- * closes the connection, which frees everything the client had.
+ * The peer is identified by SO_PEERCRED and by the credentials the kernel
+ * attaches to each message (SO_PASSCRED), never by what it says
+ * (process.c).  A message that breaks the protocol (wrong size, unknown op,
+ * unexpected descriptors, a request sent before OPEN was answered) closes
+ * the connection, which frees everything the client had.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +59,7 @@ void rn_control_accept(struct rn_device *dev)
 	struct rn_client *client;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	int fd;
+	int fd, one = 1;
 
 	fd = accept4(dev->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
@@ -70,7 +72,8 @@ void rn_control_accept(struct rn_device *dev)
 	}
 	client = calloc(1, sizeof(*client));
 	if (!client ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) {
 		free(client);
 		close(fd);
 		return;
@@ -114,10 +117,20 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 	} cmsg;
 	struct rn_reply r;
 	struct iovec iov;
+	char next;
 	bool ok;
 
 	if (!rn_request(client, m, &r))
 		return false;
+	/* What the client sends after this answer confirms who it is
+	 * (process.c): nothing may have been sent before it.
+	 */
+	if (m->req.hdr.op == RN_CTL_OPEN && client->opened &&
+	    (recv(client->fd, &next, 1, MSG_PEEK | MSG_DONTWAIT) >= 0 ||
+	     errno != EAGAIN)) {
+		rn_reply_sent(client, &r);
+		return false;
+	}
 	iov.iov_base = r.resp.buf;
 	iov.iov_len = r.resp.hdr.len;
 	mh.msg_iov = &iov;
@@ -148,7 +161,8 @@ void rn_control_readable(struct rn_client *client)
 {
 	for (;;) {
 		union {
-			char buf[CMSG_SPACE(sizeof(int) * RN_CTL_MAX_FDS)];
+			char buf[CMSG_SPACE(sizeof(int) * RN_CTL_MAX_FDS) +
+				 CMSG_SPACE(sizeof(struct ucred))];
 			struct cmsghdr align;
 		} cmsg;
 		struct rn_msg m = { 0 };
@@ -168,8 +182,15 @@ void rn_control_readable(struct rn_client *client)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		for (c = CMSG_FIRSTHDR(&mh); n >= 0 && c; c = CMSG_NXTHDR(&mh, c)) {
+			struct ucred cred;
 			size_t cnt;
 
+			if (c->cmsg_level == SOL_SOCKET &&
+			    c->cmsg_type == SCM_CREDENTIALS &&
+			    c->cmsg_len == CMSG_LEN(sizeof(cred))) {
+				memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+				m.sender = cred.pid;
+			}
 			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 				continue;
 			cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);

@@ -123,6 +123,8 @@ void rn_unguard_mr(struct rn_mr *mr)
 
 	if (!mr->guarded || client->uffd < 0)
 		return;
+	/* Not watched for this MR from now on (a rereg may watch it again). */
+	mr->guarded = false;
 	/* Pages another MR still needs stay registered: keep them all. */
 	for (i = 0; i < client->mrs.size; i++) {
 		struct rn_mr *other = client->mrs.slot[i];

@@ -46,6 +46,43 @@ int rn_kdev_attach(struct rn_device *dev)
 	return 0;
 }
 
+/*
+ * The port's GIDs are the kernel's (the core fills them from the netdev):
+ * read them from the device's sysfs, as libibverbs does.  Returns whether
+ * the table changed.
+ */
+bool rn_kdev_read_gids(struct rn_device *dev)
+{
+	char path[160], line[64];
+	unsigned int g[8];
+	bool changed = false;
+	int i, j;
+
+	for (i = 0; i < RN_GID_TABLE_LEN; i++) {
+		union ibv_gid gid = {};
+		FILE *f;
+
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband/%s/ports/1/gids/%d", dev->name, i);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(line, sizeof(line), f) &&
+			    sscanf(line, "%x:%x:%x:%x:%x:%x:%x:%x", &g[0], &g[1],
+				   &g[2], &g[3], &g[4], &g[5], &g[6], &g[7]) == 8)
+				for (j = 0; j < 8; j++) {
+					gid.raw[2 * j] = g[j] >> 8;
+					gid.raw[2 * j + 1] = g[j] & 0xff;
+				}
+			fclose(f);
+		}
+		if (memcmp(&gid, &dev->port.gids[i], sizeof(gid))) {
+			dev->port.gids[i] = gid;
+			changed = true;
+		}
+	}
+	return changed;
+}
+
 static struct rn_client *client_of(struct rn_device *dev, uint32_t ctx)
 {
 	struct rn_list *pos, *tmp;
@@ -108,7 +145,11 @@ static void reply(struct rn_device *dev, const struct rn_kdev_req *req,
 static void serve(struct rn_device *dev, struct rn_kdev_req *req)
 {
 	struct rn_client *client = client_of(dev, req->ctx);
-	struct rn_msg m = { .len = req->len, .nfds = (int)req->nfds };
+	struct rn_msg m = {
+		.len = req->len,
+		.nfds = (int)req->nfds,
+		.sender = req->pid,
+	};
 	struct rn_reply r = { .resp.hdr = { .status = ENOMEM } };
 	int i;
 
@@ -157,4 +198,18 @@ void rn_kdev_readable(struct rn_device *dev)
 			serve(dev, &req);
 		}
 	}
+}
+
+/* The port's counters to the stub, which reports them (`rdma statistic`). */
+int rn_kdev_counters(struct rn_device *dev)
+{
+	struct rn_kdev_counters out = {
+		.type = RN_KDEV_COUNTERS,
+		.count = RN_CNT_MAX,
+	};
+
+	memcpy(out.values, dev->port.counters, sizeof(out.values));
+	if (write(dev->kdev_fd, &out, sizeof(out)) != sizeof(out))
+		return errno ? errno : EIO;
+	return 0;
 }

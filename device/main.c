@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ringnicd [--name NAME] [--runtime-dir DIR] [--foreground] [--no-realtime]
- *          [--poll-us N] [--debug]
+ * ringnicd [--name NAME] [--runtime-dir DIR] [--netdev IF] [--address ADDR]...
+ *          [--foreground] [--no-realtime] [--poll-us N] [--local-on-wire]
+ *          [--debug]
  *
- * Publishes the device (or, when ringnic.ko registered one of that name,
- * attaches to it: kernel mode, see kdev.c), then runs one loop that serves control requests and
- * executes work.  The loop polls while there is work and for a short while
+ * Binds the device's port to a network interface (netdev.c), publishes the
+ * device (or, when ringnic.ko registered one of that name, attaches to it:
+ * kernel mode, see kdev.c), then runs one loop that serves control requests
+ * and executes work.  The loop polls while there is work and for a short while
  * after; then it announces that it sleeps and blocks in epoll until a client
  * rings (eventfd), a control message arrives or a retry timer expires.
  */
@@ -39,20 +41,29 @@
 
 /* Busy passes between two looks at the control sockets. */
 #define RN_CONTROL_EVERY 64
+/* Busy passes between two updates of the published counters. */
+#define RN_COUNTERS_EVERY 65536
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: ringnicd [--name NAME] [--runtime-dir DIR] [--foreground] [--no-realtime]\n"
-		"                [--poll-us N] [--debug]\n"
+		"usage: ringnicd [--name NAME] [--runtime-dir DIR] [--netdev IF] [--address ADDR]...\n"
+		"                [--foreground] [--no-realtime] [--poll-us N] [--local-on-wire]\n"
+		"                [--debug]\n"
 		"  --name NAME        device name (default ringnic0)\n"
 		"  --runtime-dir DIR  where the device is published (default: $RINGNIC_RUNTIME_DIR,\n"
 		"                     else /run/ringnic for root, $XDG_RUNTIME_DIR/ringnic or\n"
 		"                     /tmp/ringnic-UID otherwise)\n"
+		"  --netdev IF        the network interface of port 1: its addresses are the\n"
+		"                     GIDs, its link the port state, its MTU the active MTU\n"
+		"                     (default: the interface of the default route, else lo)\n"
+		"  --address ADDR     only this IPv4 or IPv6 address of IF is a GID (repeatable)\n"
 		"  --foreground       stay in the foreground and log to stderr\n"
 		"  --no-realtime      do not ask for SCHED_FIFO priority\n"
 		"  --poll-us N        poll N microseconds after the last work before\n"
 		"                     sleeping (default: 2 on 2 cores or fewer, else 50)\n"
+		"  --local-on-wire    connect QPs of this device to each other over\n"
+		"                     RoCEv2 too, not through memory (for testing)\n"
 		"  --debug            log debug messages\n");
 }
 
@@ -253,9 +264,18 @@ static int setup(struct rn_device *dev)
 			return ret;
 		}
 	}
-	if (rn_device_init(dev, dev->guid))
+	if (rn_device_init(dev, dev->guid) || rn_counters_init(dev))
 		return ENOMEM;
 	set_limits(dev);
+	ret = rn_netdev_start(dev);
+	if (!ret)
+		ret = watch_fd(dev, rn_netdev_fd(dev), &dev->netlink_watch,
+			       RN_WATCH_NETLINK);
+	if (!ret && dev->netdev_timer_fd >= 0)
+		ret = watch_fd(dev, dev->netdev_timer_fd,
+			       &dev->netdev_timer_watch, RN_WATCH_NETDEV_TIMER);
+	if (ret)
+		return ret;
 	if (dev->kdev_fd >= 0)
 		return watch_fd(dev, dev->kdev_fd, &dev->kdev_watch, RN_WATCH_KDEV);
 
@@ -264,11 +284,6 @@ static int setup(struct rn_device *dev)
 		rn_err("cannot listen on %s: %s\n", dev->ctl_path, strerror(ret));
 		return ret;
 	}
-	/* Without address notifications the GID table is just not refreshed. */
-	if (rn_gid_watch_start(dev) ||
-	    watch_fd(dev, rn_gid_watch_fd(dev), &dev->netlink_watch,
-		     RN_WATCH_NETLINK))
-		rn_warn("no address change notifications: GIDs stay as published\n");
 	return rn_publish(dev);
 }
 
@@ -282,7 +297,8 @@ static void teardown(struct rn_device *dev)
 		close(dev->kdev_fd); /* detaches: its contexts become dead */
 	if (dev->published)
 		rn_unpublish(dev);
-	rn_gid_watch_stop(dev);
+	rn_wire_close(dev);
+	rn_netdev_stop(dev);
 	if (dev->listening)
 		unlink(dev->ctl_path);
 	if (dev->locked) {
@@ -339,7 +355,10 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 				count = 0;
 			break;
 		case RN_WATCH_NETLINK:
-			rn_gid_watch_event(dev);
+			rn_netdev_readable(dev);
+			break;
+		case RN_WATCH_NETDEV_TIMER:
+			rn_netdev_timer(dev);
 			break;
 		case RN_WATCH_GUARD:
 			rn_guard_readable(w->obj);
@@ -347,6 +366,16 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 		case RN_WATCH_KDEV:
 			rn_kdev_readable(w->obj);
 			break;
+		case RN_WATCH_WIRE:
+			rn_wire_readable(dev, w->obj);
+			break;
+		case RN_WATCH_EXIT:
+			/* Gone with its process, whoever still holds its
+			 * socket or uverbs file: as for a hang-up, take the
+			 * rest of the batch on the next call.
+			 */
+			rn_client_destroy(w->obj);
+			return;
 		}
 	}
 }
@@ -362,6 +391,8 @@ static void run(struct rn_device *dev)
 			idle_since = 0;
 			if (++passes % RN_CONTROL_EVERY == 0)
 				service(dev, 0);
+			if (passes % RN_COUNTERS_EVERY == 0)
+				rn_publish_counters(dev);
 			continue;
 		}
 		if (!idle_since)
@@ -377,6 +408,7 @@ static void run(struct rn_device *dev)
 			service(dev, 0);
 			continue;
 		}
+		rn_publish_counters(dev);
 		if (!rn_engine_sleep_prepare(dev))
 			continue;
 		service(dev, next == UINT64_MAX ? UINT64_MAX : next - now);
@@ -442,28 +474,54 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, 'n' },
 		{ "runtime-dir", required_argument, NULL, 'r' },
+		{ "netdev", required_argument, NULL, 'i' },
+		{ "address", required_argument, NULL, 'a' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "no-realtime", no_argument, NULL, 'R' },
 		{ "poll-us", required_argument, NULL, 'p' },
 		{ "debug", no_argument, NULL, 'd' },
+		{ "local-on-wire", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
 	static struct rn_device dev;
+	struct rn_netdev_opts *netdev = &dev.netdev_opts;
 	const char *runtime_dir = NULL;
 	bool foreground = false, debug = false, realtime = true, poll_set = false;
 	int c, ret, ready_fd = -1;
 
 	snprintf(dev.name, sizeof(dev.name), "ringnic0");
 	dev.kdev_fd = -1;
-	while ((c = getopt_long(argc, argv, "n:r:fRp:dhV", opts, NULL)) != -1) {
+	dev.netdev_timer_fd = -1;
+	while ((c = getopt_long(argc, argv, "n:r:i:a:fRp:dLhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			snprintf(dev.name, sizeof(dev.name), "%s", optarg);
 			break;
 		case 'r':
 			runtime_dir = optarg;
+			break;
+		case 'i':
+			if (!*optarg || strlen(optarg) >= IF_NAMESIZE) {
+				fprintf(stderr, "ringnicd: --netdev %s: not an "
+						"interface name\n", optarg);
+				return 2;
+			}
+			snprintf(netdev->ifname, sizeof(netdev->ifname), "%s",
+				 optarg);
+			break;
+		case 'a':
+			if (netdev->naddrs == RN_MAX_ADDRESSES ||
+			    rn_netdev_parse_address(optarg,
+						    &netdev->addrs[netdev->naddrs])) {
+				fprintf(stderr, "ringnicd: --address %s: %s\n", optarg,
+					netdev->naddrs == RN_MAX_ADDRESSES ?
+						"too many addresses" :
+						"not an IPv4 or IPv6 address");
+				return 2;
+			}
+			netdev->naddrs++;
 			break;
 		case 'f':
 			foreground = true;
@@ -485,6 +543,9 @@ int main(int argc, char **argv)
 		}
 		case 'd':
 			debug = true;
+			break;
+		case 'L':
+			dev.local_on_wire = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Protection domains, memory regions and completion queues of a client. */
+/* The device and its clients: tables, limits, shared memory, async events, PDs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -36,16 +36,27 @@ int rn_device_init(struct rn_device *dev, uint64_t guid)
 		.max_qp_rd_atom = RN_MAX_RD_ATOM,
 		.max_qp_init_rd_atom = RN_MAX_RD_ATOM,
 		.max_res_rd_atom = RN_MAX_RD_ATOM * RN_MAX_QP,
+		.max_srq = RN_MAX_SRQ,
+		.max_srq_wr = RN_MAX_SRQ_WR,
+		.max_srq_sge = RN_MAX_SGE,
+		.max_ah = RN_MAX_AH,
+		.max_mw = RN_MAX_MW,
+		.max_xrcd = RN_MAX_XRCD,
 	};
 	snprintf(dev->attr.fw_ver, sizeof(dev->attr.fw_ver), "%s", RN_FW_VERSION);
 	rn_list_init(&dev->clients);
 	rn_list_init(&dev->active);
 	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR, RN_REUSE_LATE);
+	rn_table_init(&dev->mw_keys, 1, RN_MAX_MW, RN_REUSE_LATE);
 	rn_table_init(&dev->qpns, 0, RN_MAX_QP, RN_REUSE_LATE);
+	rn_table_init(&dev->srqns, 1, RN_MAX_SRQ, RN_REUSE_LATE);
+	rn_table_init(&dev->xrcds, 1, RN_MAX_XRCD, RN_REUSE_LATE);
 	dev->mr_tags = calloc(RN_MAX_MR, sizeof(*dev->mr_tags));
+	dev->mw_tags = calloc(RN_MAX_MW, sizeof(*dev->mw_tags));
 	dev->qpn_gens = calloc(RN_MAX_QP, sizeof(*dev->qpn_gens));
-	if (!dev->mr_tags || !dev->qpn_gens)
+	if (!dev->mr_tags || !dev->mw_tags || !dev->qpn_gens)
 		return ENOMEM;
+	rn_port_init(dev);
 	return rn_engine_init(dev);
 }
 
@@ -59,10 +70,16 @@ void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
 	client->async_fd = -1;
 	client->wake_fd = -1;
 	client->uffd = -1;
+	client->pidfd = -1;
+	client->mem_fd = -1;
 	rn_table_init(&client->pds, 1, RN_CLIENT_MAX_PD, RN_REUSE_LOWEST);
 	rn_table_init(&client->mrs, 1, RN_CLIENT_MAX_MR, RN_REUSE_LOWEST);
+	rn_table_init(&client->mws, 1, RN_CLIENT_MAX_MW, RN_REUSE_LOWEST);
 	rn_table_init(&client->cqs, 0, RN_CTX_MAX_CQ, RN_REUSE_LOWEST);
 	rn_table_init(&client->qps, 0, RN_CTX_MAX_QP, RN_REUSE_LOWEST);
+	rn_table_init(&client->ahs, 1, RN_CLIENT_MAX_AH, RN_REUSE_LOWEST);
+	rn_table_init(&client->srqs, 1, RN_CLIENT_MAX_SRQ, RN_REUSE_LOWEST);
+	rn_table_init(&client->xrcds, 1, RN_CLIENT_MAX_XRCD, RN_REUSE_LOWEST);
 }
 
 /* Everything the client made, and what OPEN gave it. */
@@ -82,6 +99,7 @@ void rn_client_release(struct rn_client *client)
 		munmap(client->dev_page, RN_DEV_PAGE_SIZE);
 		rn_uncharge(client, RN_DEV_PAGE_SIZE);
 	}
+	rn_client_detach(client);
 }
 
 /*
@@ -193,269 +211,41 @@ int rn_pd_dealloc(struct rn_client *client, uint32_t handle)
 	return 0;
 }
 
-/* ---- MR ---------------------------------------------------------------- */
-
-#define RN_MR_ACCESS_SUPPORTED                                                 \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                     \
-	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                    \
-	 IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB |    \
-	 IBV_ACCESS_RELAXED_ORDERING)
-
 /*
- * Is [addr, addr + len) mapped in the process with the protections the
- * rights need?  Read from /proc/PID/maps, the only place the kernel says it.
- * A NIC pins the pages at registration and fails with EFAULT; we never pin
- * (process_vm_* faults pages in on demand), but refuse the same ranges.
+ * Everything a client holds, in dependency order: QPs (attached to SRQs,
+ * completing into CQs), windows (bound to MRs), then MRs, AHs, SRQs, CQs,
+ * the domains it opened and PDs.
  */
-static int check_mapped(pid_t pid, uint64_t addr, uint64_t len, bool writable)
-{
-	uint64_t start, end, want = addr, last = addr + len;
-	char path[64], perms[8];
-	int ret = EFAULT;
-	FILE *maps;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	maps = fopen(path, "re");
-	if (!maps)
-		return EFAULT;
-	/* Lines are sorted by address; walk until the range is covered. */
-	while (fscanf(maps, "%" SCNx64 "-%" SCNx64 " %7s%*[^\n]", &start, &end,
-		      perms) == 3) {
-		if (end <= want)
-			continue;
-		if (start > want)
-			break;
-		if (perms[0] != 'r' || (writable && perms[1] != 'w'))
-			break;
-		want = end;
-		if (want >= last) {
-			ret = 0;
-			break;
-		}
-	}
-	fclose(maps);
-	return ret;
-}
-
-int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
-	      struct rn_ctl_reg_mr_resp *resp)
-{
-	struct rn_device *dev = client->dev;
-	struct rn_pd *pd = rn_table_get(&client->pds, req->pd);
-	uint32_t access = req->access;
-	bool writable;
-	struct rn_mr *mr;
-	int64_t h, k;
-	int ret;
-
-	if (!pd)
-		return EINVAL;
-	if (access & ~RN_MR_ACCESS_SUPPORTED)
-		return access & IBV_ACCESS_MW_BIND ? EOPNOTSUPP : EINVAL;
-	/* Remote writes and atomics imply that the memory changes locally. */
-	if (access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC) &&
-	    !(access & IBV_ACCESS_LOCAL_WRITE))
-		return EINVAL;
-	if (!req->length || req->length > dev->attr.max_mr_size ||
-	    req->addr + req->length < req->addr)
-		return EINVAL;
-	if (!(access & IBV_ACCESS_ZERO_BASED) &&
-	    req->iova + req->length < req->iova)
-		return EINVAL;
-	writable = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			     IBV_ACCESS_REMOTE_ATOMIC);
-	if (!(access & IBV_ACCESS_ON_DEMAND)) {
-		ret = check_mapped(client->pid, req->addr, req->length, writable);
-		if (ret)
-			return ret;
-	}
-
-	ret = ENOMEM;
-	mr = calloc(1, sizeof(*mr));
-	if (!mr)
-		return ENOMEM;
-	h = rn_table_insert(&client->mrs, mr);
-	if (h < 0)
-		goto err_free;
-	k = rn_table_insert(&dev->mr_keys, mr);
-	if (k < 0)
-		goto err_handle;
-
-	mr->client = client;
-	mr->pd = pd;
-	mr->handle = h;
-	/* The low byte changes each time an index is reused, so a stale key
-	 * does not reach the next MR at the same index.
-	 */
-	mr->key = (uint32_t)k << 8 | dev->mr_tags[k]++;
-	mr->iova = access & IBV_ACCESS_ZERO_BASED ? 0 : req->iova;
-	mr->length = req->length;
-	mr->addr = req->addr;
-	mr->access = access;
-	ret = rn_guard_mr(mr);
-	if (ret)
-		goto err_key;
-	pd->refs++;
-
-	resp->handle = h;
-	resp->lkey = mr->key;
-	resp->rkey = mr->key;
-	return 0;
-
-err_key:
-	rn_table_remove(&dev->mr_keys, k);
-err_handle:
-	rn_table_remove(&client->mrs, h);
-err_free:
-	free(mr);
-	return ret;
-}
-
-static void mr_free(struct rn_mr *mr)
-{
-	rn_unguard_mr(mr);
-	rn_table_remove(&mr->client->dev->mr_keys, mr->key >> 8);
-	rn_table_remove(&mr->client->mrs, mr->handle);
-	mr->pd->refs--;
-	free(mr);
-}
-
-int rn_mr_dereg(struct rn_client *client, uint32_t handle)
-{
-	struct rn_mr *mr = rn_table_get(&client->mrs, handle);
-
-	if (!mr)
-		return EINVAL;
-	mr_free(mr);
-	return 0;
-}
-
-/* ---- CQ ---------------------------------------------------------------- */
-
-static uint32_t log2_ceil(uint32_t v)
-{
-	uint32_t l = 0;
-
-	while ((1u << l) < v)
-		l++;
-	return l;
-}
-
-/* The write end of a completion channel, made non-blocking for us. */
-static int channel_check(int fd)
-{
-	struct stat st;
-	int flags;
-
-	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode))
-		return EINVAL;
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY ||
-	    fcntl(fd, F_SETFL, flags | O_NONBLOCK))
-		return EINVAL;
-	return 0;
-}
-
-int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *req,
-		 struct rn_ctl_create_cq_resp *resp, int *channel, int *memfd)
-{
-	struct rn_cq *cq;
-	int64_t h;
-
-	if (!req->cqe || req->cqe > client->dev->attr.max_cqe)
-		return EINVAL;
-	if (*channel >= 0 && channel_check(*channel))
-		return EINVAL;
-	/* Each channel is a descriptor ringnicd keeps open. */
-	if ((*channel >= 0 && client->channels >= RN_CLIENT_MAX_CHANNELS) ||
-	    client->dev->ncqs >= client->dev->attr.max_cq)
-		return ENOMEM;
-	cq = calloc(1, sizeof(*cq));
-	if (!cq)
-		return ENOMEM;
-	cq->log2_entries = log2_ceil(req->cqe);
-	cq->entries = 1u << cq->log2_entries;
-	cq->mem_size = RN_CQ_RING_OFFSET + (size_t)cq->entries * sizeof(struct rn_cqe);
-	cq->mem_size = (cq->mem_size + 4095) & ~(size_t)4095;
-	if (rn_charge(client, cq->mem_size))
-		goto err_free;
-	cq->mem = rn_shared_alloc(cq->mem_size, memfd);
-	if (!cq->mem)
-		goto err_charge;
-	h = rn_table_insert(&client->cqs, cq);
-	if (h < 0)
-		goto err_unmap;
-
-	cq->client = client;
-	cq->handle = h;
-	cq->user_handle = req->user_handle;
-	cq->ctrl = cq->mem;
-	cq->ring = (struct rn_cqe *)((uint8_t *)cq->mem + RN_CQ_RING_OFFSET);
-	cq->channel_fd = *channel;
-	if (*channel >= 0)
-		client->channels++;
-	*channel = -1; /* kept */
-	client->dev->ncqs++;
-
-	resp->handle = h;
-	resp->ring_entries = cq->entries;
-	resp->mmap_size = cq->mem_size;
-	return 0;
-
-err_unmap:
-	munmap(cq->mem, cq->mem_size);
-	close(*memfd);
-err_charge:
-	rn_uncharge(client, cq->mem_size);
-err_free:
-	free(cq);
-	return ENOMEM;
-}
-
-static void cq_free(struct rn_cq *cq)
-{
-	if (cq->channel_fd >= 0) {
-		close(cq->channel_fd);
-		cq->client->channels--;
-	}
-	rn_table_remove(&cq->client->cqs, cq->handle);
-	munmap(cq->mem, cq->mem_size);
-	rn_uncharge(cq->client, cq->mem_size);
-	cq->client->dev->ncqs--;
-	free(cq);
-}
-
-int rn_cq_destroy(struct rn_client *client, uint32_t handle)
-{
-	struct rn_cq *cq = rn_table_get(&client->cqs, handle);
-
-	if (!cq)
-		return EINVAL;
-	if (cq->refs)
-		return EBUSY;
-	cq_free(cq);
-	return 0;
-}
-
-/* Everything a client owns, in dependency order: QPs, then MRs, CQs, PDs. */
 void rn_client_objects_destroy(struct rn_client *client)
 {
 	uint32_t i;
 
-	for (i = 0; i < client->qps.size; i++)
-		if (client->qps.slot[i])
-			rn_qp_free(client->qps.slot[i]);
-	for (i = 0; i < client->mrs.size; i++)
-		if (client->mrs.slot[i])
-			mr_free(client->mrs.slot[i]);
-	for (i = 0; i < client->cqs.size; i++)
-		if (client->cqs.slot[i])
-			cq_free(client->cqs.slot[i]);
-	for (i = 0; i < client->pds.size; i++)
-		if (client->pds.slot[i])
-			rn_pd_dealloc(client, i);
+#define EACH(table) \
+	for (i = 0; i < client->table.size; i++) \
+		if (client->table.slot[i])
+	EACH(qps)
+		rn_qp_release(client, i);
+	EACH(mws)
+		rn_mw_release(client->mws.slot[i]);
+	EACH(mrs)
+		rn_mr_release(client->mrs.slot[i]);
+	EACH(ahs)
+		rn_ah_destroy(client, i);
+	EACH(srqs)
+		rn_srq_release(client->srqs.slot[i]);
+	EACH(cqs)
+		rn_cq_release(client->cqs.slot[i]);
+	EACH(xrcds)
+		rn_xrcd_release(client, i);
+	EACH(pds)
+		rn_pd_dealloc(client, i);
+#undef EACH
 	rn_table_destroy(&client->qps);
+	rn_table_destroy(&client->mws);
 	rn_table_destroy(&client->mrs);
+	rn_table_destroy(&client->ahs);
+	rn_table_destroy(&client->srqs);
 	rn_table_destroy(&client->cqs);
+	rn_table_destroy(&client->xrcds);
 	rn_table_destroy(&client->pds);
 }

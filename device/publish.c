@@ -2,28 +2,20 @@
 /*
  * The userspace stub: the sysfs-style tree libibverbs reads when SYSFS_PATH
  * points at RUNTIME_DIR/sys, and the /dev/infiniband node it insists on
- * opening.  The GID table comes from the host's IPv4 addresses (RoCEv2,
- * IPv4-mapped), read with libnl and refreshed when addresses change.
+ * opening.  The port's files (state, GIDs) are written again whenever
+ * netdev.c sees the interface change.
  */
-#include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <linux/rtnetlink.h>
-#include <netlink/cache.h>
-#include <netlink/netlink.h>
-#include <netlink/route/addr.h>
-#include <netlink/route/link.h>
 
 #include "ringnicd.h"
 
@@ -114,93 +106,41 @@ static void uverbs_dir(const struct rn_device *dev, char *buf, size_t len)
 		 dev->uverbs_name);
 }
 
-/* ---- GIDs -------------------------------------------------------------- */
+/* ---- the port ------------------------------------------------------------ */
 
-struct rn_gid_src {
-	struct in_addr addr;
-	char ifname[IF_NAMESIZE];
-	int ifindex;
-};
-
-static int gid_src_cmp(const void *a, const void *b)
+/*
+ * The port's state and GID table as the kernel shows a RoCE port's: an
+ * empty entry reads as the zero GID and has no ndev; every entry is of
+ * type RoCE v2.
+ */
+int rn_publish_port(struct rn_device *dev)
 {
-	const struct rn_gid_src *x = a, *y = b;
-
-	if (x->ifindex != y->ifindex)
-		return x->ifindex < y->ifindex ? -1 : 1;
-	return memcmp(&x->addr, &y->addr, sizeof(x->addr));
-}
-
-/* The host's IPv4 addresses, loopback first; returns how many (<= max). */
-static int collect_ipv4(struct rn_gid_src *out, int max)
-{
-	struct nl_cache *links = NULL, *addrs = NULL;
-	struct nl_object *obj;
-	struct nl_sock *sk;
-	int n = 0;
-
-	sk = nl_socket_alloc();
-	if (!sk)
-		return 0;
-	if (nl_connect(sk, NETLINK_ROUTE) ||
-	    rtnl_link_alloc_cache(sk, AF_UNSPEC, &links) ||
-	    rtnl_addr_alloc_cache(sk, &addrs))
-		goto out;
-	for (obj = nl_cache_get_first(addrs); obj && n < max;
-	     obj = nl_cache_get_next(obj)) {
-		struct rtnl_addr *a = (struct rtnl_addr *)obj;
-		struct nl_addr *local = rtnl_addr_get_local(a);
-
-		if (rtnl_addr_get_family(a) != AF_INET || !local ||
-		    nl_addr_get_len(local) != sizeof(struct in_addr))
-			continue;
-		memcpy(&out[n].addr, nl_addr_get_binary_addr(local),
-		       sizeof(out[n].addr));
-		out[n].ifindex = rtnl_addr_get_ifindex(a);
-		if (!rtnl_link_i2name(links, out[n].ifindex, out[n].ifname,
-				      sizeof(out[n].ifname)))
-			continue;
-		n++;
-	}
-	qsort(out, n, sizeof(*out), gid_src_cmp);
-out:
-	if (addrs)
-		nl_cache_free(addrs);
-	if (links)
-		nl_cache_free(links);
-	nl_socket_free(sk);
-	return n;
-}
-
-static int write_gids(const struct rn_device *dev)
-{
-	struct rn_gid_src src[RN_GID_TABLE_LEN];
-	char dir[PATH_MAX], rel[64];
-	int i, n, ret = 0;
+	const struct rn_port *p = &dev->port;
+	char dir[PATH_MAX], rel[64], path[PATH_MAX + 64];
+	int i, ret;
 
 	ibdev_dir(dev, dir, sizeof(dir));
-	n = collect_ipv4(src, RN_GID_TABLE_LEN);
+	ret = put_file(dir, "ports/1/state", p->link_up ? "4: ACTIVE" : "1: DOWN");
+	if (!ret)
+		ret = put_file(dir, "ports/1/phys_state",
+			       p->link_up ? "5: LinkUp" : "3: Disabled");
 	for (i = 0; i < RN_GID_TABLE_LEN && !ret; i++) {
-		uint8_t *a = (uint8_t *)&src[i].addr;
+		const uint8_t *g = p->gids[i].raw;
 
 		snprintf(rel, sizeof(rel), "ports/1/gids/%d", i);
-		/* An IPv4-mapped IPv6 address, as the kernel prints GIDs. */
-		if (i < n)
-			ret = put_file(dir, rel,
-				       "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x",
-				       a[0], a[1], a[2], a[3]);
-		else
-			ret = put_file(dir, rel,
-				       "0000:0000:0000:0000:0000:0000:0000:0000");
+		ret = put_file(dir, rel,
+			       "%02x%02x:%02x%02x:%02x%02x:%02x%02x:"
+			       "%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+			       g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7],
+			       g[8], g[9], g[10], g[11], g[12], g[13], g[14],
+			       g[15]);
 		snprintf(rel, sizeof(rel), "ports/1/gid_attrs/types/%d", i);
 		if (!ret)
 			ret = put_file(dir, rel, "RoCE v2");
 		snprintf(rel, sizeof(rel), "ports/1/gid_attrs/ndevs/%d", i);
-		if (!ret && i < n)
-			ret = put_file(dir, rel, "%s", src[i].ifname);
-		else if (!ret) {
-			char path[PATH_MAX + 64];
-
+		if (!ret && rn_port_gid_valid(dev, i)) {
+			ret = put_file(dir, rel, "%s", p->ifname);
+		} else if (!ret) {
 			snprintf(path, sizeof(path), "%s/%s", dir, rel);
 			unlink(path);
 		}
@@ -208,61 +148,61 @@ static int write_gids(const struct rn_device *dev)
 	return ret;
 }
 
-void rn_publish_gids_refresh(struct rn_device *dev)
-{
-	if (write_gids(dev))
-		rn_warn("could not update the GID table\n");
-}
-
-static int ack_any(struct nl_msg *msg, void *arg)
-{
-	(void)msg;
-	(void)arg;
-	return NL_OK;
-}
-
-/* Subscribe to IPv4 address changes; the socket goes into the event loop. */
-int rn_gid_watch_start(struct rn_device *dev)
-{
-	struct nl_sock *sk = nl_socket_alloc();
-
-	if (!sk)
-		return ENOMEM;
-	nl_socket_disable_seq_check(sk);
-	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, ack_any, NULL);
-	if (nl_connect(sk, NETLINK_ROUTE) ||
-	    nl_socket_add_membership(sk, RTNLGRP_IPV4_IFADDR) ||
-	    nl_socket_set_nonblocking(sk)) {
-		nl_socket_free(sk);
-		return EIO;
-	}
-	dev->netlink = sk;
-	return 0;
-}
-
-int rn_gid_watch_fd(struct rn_device *dev)
-{
-	return nl_socket_get_fd(dev->netlink);
-}
-
-void rn_gid_watch_event(struct rn_device *dev)
-{
-	/* Drain the notifications; their content does not matter. */
-	while (nl_recvmsgs_default(dev->netlink) >= 0)
-		;
-	rn_publish_gids_refresh(dev);
-}
-
-void rn_gid_watch_stop(struct rn_device *dev)
-{
-	if (dev->netlink)
-		nl_socket_free(dev->netlink);
-	dev->netlink = NULL;
-}
-
 /* ---- the tree ------------------------------------------------------------ */
 
-static int write_ibdev(const struct rn_device *dev)
+static int write_counter(const struct rn_device *dev, enum rn_counter c)
+{
+	char dir[PATH_MAX], rel[96];
+
+	ibdev_dir(dev, dir, sizeof(dir));
+	snprintf(rel, sizeof(rel), "ports/1/hw_counters/%s", rn_counter_name(c));
+	return put_file(dir, rel, "%llu",
+			(unsigned long long)dev->port.counters[c]);
+}
+
+/*
+ * The counters as files, like a kernel device's hw_counters, or in kernel
+ * mode to the stub, which has the device's: rewritten when they changed
+ * (the loop calls this when it goes idle, and now and then while busy).
+ */
+void rn_publish_counters(struct rn_device *dev)
+{
+	uint64_t now = rn_now_ns();
+	int c;
+
+	if ((!dev->published && dev->kdev_fd < 0) ||
+	    !memcmp(dev->port.published, dev->port.counters,
+		    sizeof(dev->port.counters)))
+		return;
+	/* A file each costs a dozen system calls: not after every packet. */
+	if (now < dev->counters_next) {
+		rn_timer_arm(&dev->timers, &dev->counters_timer,
+			     dev->counters_next);
+		return;
+	}
+	dev->counters_next = now + RN_COUNTERS_PERIOD_NS;
+	if (dev->kdev_fd >= 0) {
+		if (!rn_kdev_counters(dev))
+			memcpy(dev->port.published, dev->port.counters,
+			       sizeof(dev->port.counters));
+		return;
+	}
+	for (c = 0; c < RN_CNT_MAX; c++) {
+		if (dev->port.published[c] == dev->port.counters[c])
+			continue;
+		if (write_counter(dev, c))
+			return;
+		dev->port.published[c] = dev->port.counters[c];
+	}
+}
+
+static void counters_due(struct rn_timer *t, uint64_t now)
+{
+	(void)now;
+	rn_publish_counters(rn_container_of(t, struct rn_device, counters_timer));
+}
+
+static int write_ibdev(struct rn_device *dev)
 {
 	uint64_t guid = be64toh(dev->attr.node_guid);
 	char dir[PATH_MAX], host[64] = "localhost";
@@ -284,8 +224,6 @@ static int write_ibdev(const struct rn_device *dev)
 	PUT("node_desc", "%s %s", host, dev->name);
 	PUT("device/modalias", RN_MODALIAS_PREFIX "%s", dev->name);
 	PUT(RN_SYSFS_CONTROL, "%s", dev->ctl_path);
-	PUT("ports/1/state", "4: ACTIVE");
-	PUT("ports/1/phys_state", "5: LinkUp");
 	PUT("ports/1/link_layer", "Ethernet");
 	PUT("ports/1/rate", "100 Gb/sec (4X EDR)");
 	PUT("ports/1/lid", "0x0");
@@ -293,7 +231,9 @@ static int write_ibdev(const struct rn_device *dev)
 	PUT("ports/1/lid_mask_count", "0");
 	PUT("ports/1/pkeys/0", "0x%04x", RN_DEFAULT_PKEY);
 #undef PUT
-	return ret ? ret : write_gids(dev);
+	for (int c = 0; c < RN_CNT_MAX && !ret; c++)
+		ret = write_counter(dev, c);
+	return ret ? ret : rn_publish_port(dev);
 }
 
 static int write_uverbs(const struct rn_device *dev)
@@ -332,14 +272,20 @@ static int make_dev_node(struct rn_device *dev)
 	return 0;
 }
 
+/* The timer that spaces the counters' updates, in either mode. */
+int rn_counters_init(struct rn_device *dev)
+{
+	rn_timer_init(&dev->counters_timer, counters_due);
+	return rn_timers_reserve(&dev->timers, ++dev->ntimers);
+}
+
 int rn_publish(struct rn_device *dev)
 {
-	int ret;
-
 	/* The infiniband_verbs entry is what libibverbs looks for: it comes
 	 * last, once everything it points to exists, and goes first.
 	 */
-	ret = write_ibdev(dev);
+	int ret = write_ibdev(dev);
+
 	if (!ret)
 		ret = make_dev_node(dev);
 	if (!ret)

@@ -11,10 +11,21 @@
 
 #include "requests.h"
 
-/* Descriptors a request may carry: OPEN one or two, CREATE_CQ at most one. */
+/*
+ * Descriptors a request may carry: OPEN one or two, CREATE_CQ (a channel)
+ * and OPEN_XRCD (the file naming a shared domain) at most one.
+ */
 static int fds_allowed(uint32_t op)
 {
-	return op == RN_CTL_OPEN ? 2 : op == RN_CTL_CREATE_CQ ? 1 : 0;
+	switch (op) {
+	case RN_CTL_OPEN:
+		return 2;
+	case RN_CTL_CREATE_CQ:
+	case RN_CTL_OPEN_XRCD:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 static int do_open(struct rn_client *client, struct rn_msg *m,
@@ -24,7 +35,7 @@ static int do_open(struct rn_client *client, struct rn_msg *m,
 	struct rn_ctl_open_resp *resp = (void *)r->resp.buf;
 	struct rn_device *dev = client->dev;
 	struct epoll_event ev = { .events = EPOLLIN };
-	int memfd, wake, flags, uffd_at;
+	int memfd, wake, flags, uffd_at, ret;
 	struct stat st;
 
 	if (req->version != RN_CTL_VERSION)
@@ -41,8 +52,16 @@ static int do_open(struct rn_client *client, struct rn_msg *m,
 		if (flags < 0 || fcntl(m->fds[0], F_SETFL, flags | O_NONBLOCK))
 			return errno;
 	}
-	if (m->nfds > uffd_at && rn_guard_open(client, m->fds[uffd_at]))
+	ret = rn_client_attach(client);
+	if (ret) {
+		rn_warn("client pid %d: cannot reach its process: %s\n",
+			client->pid, strerror(ret));
+		return ret;
+	}
+	if (m->nfds > uffd_at && rn_guard_open(client, m->fds[uffd_at])) {
+		rn_client_detach(client);
 		return EINVAL;
+	}
 
 	if (rn_charge(client, RN_DEV_PAGE_SIZE))
 		goto err_guard;
@@ -83,8 +102,17 @@ err_guard:
 		rn_guard_close(client);
 		m->nfds = uffd_at; /* the uffd is closed already */
 	}
+	rn_client_detach(client);
 	return ENOMEM;
 }
+
+/* Sets the response's length and calls fn(client, request, response). */
+#define CALL(fn, resp_type)                                                    \
+	(r->resp.hdr.len = sizeof(struct resp_type),                          \
+	 fn(client, (void *)m->req.buf, (void *)r->resp.buf))
+#define CALL_MEM(fn, resp_type)                                                \
+	(r->resp.hdr.len = sizeof(struct resp_type),                          \
+	 fn(client, (void *)m->req.buf, (void *)r->resp.buf, &memfd))
 
 static int dispatch(struct rn_client *client, struct rn_msg *m,
 		    struct rn_reply *r)
@@ -131,10 +159,53 @@ static int dispatch(struct rn_client *client, struct rn_msg *m,
 		return rn_qp_query(client, h->handle, (void *)r->resp.buf);
 	case RN_CTL_DESTROY_QP:
 		return rn_qp_destroy(client, h->handle);
+	case RN_CTL_QUERY_PORT: {
+		const struct rn_ctl_query_port_req *req = (void *)m->req.buf;
+		struct rn_ctl_query_port_resp *resp = (void *)r->resp.buf;
+
+		if (req->port != 1)
+			return EINVAL;
+		r->resp.hdr.len = sizeof(*resp);
+		rn_port_query(client->dev, &resp->attr);
+		return 0;
+	}
+	case RN_CTL_CREATE_AH:
+		return CALL(rn_ah_create, rn_ctl_create_ah_resp);
+	case RN_CTL_DESTROY_AH:
+		return rn_ah_destroy(client, h->handle);
+	case RN_CTL_CREATE_SRQ:
+		ret = CALL_MEM(rn_srq_create, rn_ctl_create_srq_resp);
+		break;
+	case RN_CTL_MODIFY_SRQ:
+		ret = CALL_MEM(rn_srq_modify, rn_ctl_modify_srq_resp);
+		break;
+	case RN_CTL_QUERY_SRQ:
+		r->resp.hdr.len = sizeof(struct rn_ctl_query_srq_resp);
+		return rn_srq_query(client, h->handle, (void *)r->resp.buf);
+	case RN_CTL_DESTROY_SRQ:
+		return rn_srq_destroy(client, h->handle);
+	case RN_CTL_OPEN_XRCD:
+		r->resp.hdr.len = sizeof(struct rn_ctl_open_xrcd_resp);
+		return rn_xrcd_open(client, (void *)m->req.buf,
+				    m->nfds ? m->fds[0] : -1, (void *)r->resp.buf);
+	case RN_CTL_CLOSE_XRCD:
+		return rn_xrcd_close(client, h->handle);
+	case RN_CTL_OPEN_QP:
+		return CALL(rn_qp_open, rn_ctl_open_qp_resp);
+	case RN_CTL_ALLOC_MW:
+		return CALL(rn_mw_alloc, rn_ctl_alloc_mw_resp);
+	case RN_CTL_DEALLOC_MW:
+		return rn_mw_dealloc(client, h->handle);
+	case RN_CTL_REREG_MR:
+		return CALL(rn_mr_rereg, rn_ctl_rereg_mr_resp);
+	case RN_CTL_RESIZE_CQ:
+		ret = CALL_MEM(rn_cq_resize, rn_ctl_resize_cq_resp);
+		break;
 	default:
 		return EINVAL;
 	}
-	if (!ret) {
+	/* Requests that answer with memory; MODIFY_SRQ only when it moved. */
+	if (!ret && memfd >= 0) {
 		r->fds[0] = memfd;
 		r->nfds = 1;
 	}
@@ -162,8 +233,12 @@ bool rn_request(struct rn_client *client, struct rn_msg *m, struct rn_reply *r)
 
 	memset(r, 0, sizeof(*r));
 	r->resp.hdr.len = sizeof(struct rn_ctl_resp_hdr);
-	r->resp.hdr.status = op == RN_CTL_OPEN ? do_open(client, m, r) :
-						 dispatch(client, m, r);
+	if (op == RN_CTL_OPEN)
+		r->resp.hdr.status = do_open(client, m, r);
+	else if (!rn_client_confirm(client, m->sender))
+		r->resp.hdr.status = EPERM;
+	else
+		r->resp.hdr.status = dispatch(client, m, r);
 	if (r->resp.hdr.status) {
 		r->resp.hdr.len = sizeof(struct rn_ctl_resp_hdr);
 		r->nfds = 0;

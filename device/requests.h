@@ -17,6 +17,7 @@ struct rn_msg {
 	size_t len;
 	int fds[RN_CTL_MAX_FDS]; /* received; any left here are closed by the caller */
 	int nfds;
+	pid_t sender; /* the process that sent it, as the kernel says; 0: unknown */
 };
 
 struct rn_reply {
@@ -32,7 +33,8 @@ struct rn_reply {
  * Carry out request m of client: fills r (status and body) and returns
  * true, or returns false when m breaks the protocol (wrong size, unknown
  * op, OPEN twice or not first, descriptors where none belong): the
- * connection must then be closed.
+ * connection must then be closed.  Until a request of the opener confirms
+ * the client (process.c), every request but OPEN is refused with EPERM.
  */
 bool rn_request(struct rn_client *client, struct rn_msg *m, struct rn_reply *r);
 

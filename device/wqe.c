@@ -8,7 +8,14 @@
 static bool inline_allowed(uint8_t opcode)
 {
 	return opcode == RN_OP_SEND || opcode == RN_OP_SEND_IMM ||
-	       opcode == RN_OP_WRITE || opcode == RN_OP_WRITE_IMM;
+	       opcode == RN_OP_WRITE || opcode == RN_OP_WRITE_IMM ||
+	       opcode == RN_OP_SEND_INV;
+}
+
+/* Operations on the device's own state: no data, no SGEs. */
+static bool has_data(uint8_t opcode)
+{
+	return opcode != RN_OP_LOCAL_INV && opcode != RN_OP_BIND_MW;
 }
 
 uint32_t rn_chain_group(uint64_t head, uint64_t prod, uint32_t ring_slots)
@@ -88,6 +95,7 @@ int rn_send_wqe_fetch(struct rn_stage *st, const uint8_t *ring,
 		      uint32_t ring_slots, uint64_t head, uint64_t prod,
 		      const struct rn_wqe_limits *lim, struct rn_wqe *wqe)
 {
+	uint64_t dest = lim->has_dest ? sizeof(struct rn_wqe_dest) : 0;
 	const struct rn_send_wqe *hdr;
 	const uint8_t *slots;
 	uint64_t payload;
@@ -110,11 +118,12 @@ int rn_send_wqe_fetch(struct rn_stage *st, const uint8_t *ring,
 			return EINVAL;
 		payload = hdr->inline_len;
 	} else {
-		if (hdr->num_sge > lim->max_sge || hdr->inline_len)
+		if (hdr->num_sge > lim->max_sge || hdr->inline_len ||
+		    (hdr->num_sge && !has_data(hdr->opcode)))
 			return EINVAL;
 		payload = (uint64_t)hdr->num_sge * sizeof(struct rn_sge);
 	}
-	if (hdr->nslots != RN_SEND_WQE_SLOTS(payload))
+	if (hdr->nslots != RN_SEND_WQE_SLOTS(dest + payload))
 		return EINVAL;
 
 	wqe->wr_id = hdr->wr_id;
@@ -128,7 +137,9 @@ int rn_send_wqe_fetch(struct rn_stage *st, const uint8_t *ring,
 	wqe->inline_len = hdr->inline_len;
 	wqe->compare_add = hdr->compare_add;
 	wqe->swap = hdr->swap;
-	memcpy(wqe->sge, slots + RN_SEND_HDR_SIZE, payload);
+	if (dest)
+		memcpy(&wqe->dest, slots + RN_SEND_HDR_SIZE, dest);
+	memcpy(wqe->sge, slots + RN_SEND_HDR_SIZE + dest, payload);
 	return 0;
 }
 

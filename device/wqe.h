@@ -13,10 +13,12 @@ struct rn_wqe_limits {
 	uint32_t max_sge;
 	uint32_t max_inline;
 	uint32_t max_slots; /* largest WQE, in slots */
+	bool has_dest; /* send WQEs carry a struct rn_wqe_dest */
 };
 
 /* The largest send WQE, in slots. */
-#define RN_SEND_WQE_MAX_SLOTS RN_SEND_WQE_SLOTS(RN_MAX_INLINE)
+#define RN_SEND_WQE_MAX_SLOTS                                                  \
+	RN_SEND_WQE_SLOTS(sizeof(struct rn_wqe_dest) + RN_MAX_INLINE)
 
 /*
  * Slots in the group that starts at slot counter 'head' of a chain ending
@@ -52,8 +54,10 @@ void rn_stage_reset(struct rn_stage *st, uint64_t head);
 /*
  * Copy the send WQE at slot counter 'head' of the chain [head, prod) of
  * 'ring' into *wqe, through the stage.  Returns 0, or EINVAL when the WQE
- * is malformed: unknown opcode or flag, too many SGEs or inline bytes, a
- * slot count that does not match its payload or runs past the chain.
+ * is malformed: unknown opcode or flag, too many SGEs or inline bytes,
+ * inline data or SGEs where the opcode takes none, a slot count that does
+ * not match its size or runs past the chain.  Whether the QP may post the
+ * opcode at all is for the execution to say (an error completion).
  */
 int rn_send_wqe_fetch(struct rn_stage *st, const uint8_t *ring,
 		      uint32_t ring_slots, uint64_t head, uint64_t prod,

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The completer: what the responder answers retires the requester's
+ * started WQEs, in order.
+ *
+ *   ACK           everything up to its PSN arrived: SENDs and WRITEs that
+ *                 end there complete (ACKs may be coalesced).  An ACK past
+ *                 a READ or atomic whose responses have not all come
+ *                 means they were lost: go back to them.
+ *   NAK           sequence error: go back to its PSN (retry_cnt);
+ *                 RNR: wait the timer its code names, then go back
+ *                 (rnr_retry, 7 = forever); invalid request, remote
+ *                 access, remote operational error: the WQE fails with
+ *                 REM_INV_REQ_ERR / REM_ACCESS_ERR / REM_OP_ERR, the QP
+ *                 goes to ERR and the rest is flushed: never retried.
+ *   READ response data for the READ at its PSN, in order; a gap is an
+ *                 implied NAK (go back to the first missing response).
+ *   atomic ACK    the original value, for the atomic at its PSN.
+ *
+ * The retransmit timer (seed 004, rxe's retrans_timer): one per QP,
+ * started when a packet goes out and it is not running, never restarted
+ * by later packets; progress (an ACK that retires or moves una) restarts
+ * it, nothing outstanding stops it.  When it expires with packets still
+ * unacknowledged, the requester goes back to the oldest (retry_cnt).
+ * Timeout = 4.096 us * 2^timeout; 0 means no timer, as in rxe.
+ */
+#include "qp_rules.h"
+#include "wire/wire.h"
+
+static bool read_or_atomic(uint8_t op)
+{
+	return op == RN_OP_READ || op == RN_OP_CMP_SWAP || op == RN_OP_FETCH_ADD;
+}
+
+static struct rn_device *dev_of(const struct rn_wire_qp *wq)
+{
+	return wq->qp->client->dev;
+}
+
+static struct rn_wire_send *head_send(struct rn_wire_qp *wq)
+{
+	return wq->head == wq->tail ? NULL :
+				      &wq->sends[wq->head & wq->sends_mask];
+}
+
+static uint32_t last_psn(const struct rn_wire_send *s)
+{
+	return rn_pkt_psn_add(s->first_psn, s->npsn - 1);
+}
+
+/* ---- the retransmit timer ------------------------------------------------ */
+
+static bool outstanding(const struct rn_wire_qp *wq)
+{
+	return wq->una != wq->sent_psn;
+}
+
+/* A packet went out: start the timer unless it runs. */
+void rn_wire_retrans_start(struct rn_wire_qp *wq)
+{
+	uint64_t t = rn_ack_timeout_ns(wq->qp->attr.timeout);
+
+	if (t == UINT64_MAX || rn_timer_armed(&wq->retrans_timer))
+		return;
+	rn_timer_arm(&dev_of(wq)->timers, &wq->retrans_timer, rn_now_ns() + t);
+}
+
+/* Progress: the timer runs again from now, or stops if all is answered. */
+static void progress(struct rn_wire_qp *wq)
+{
+	struct rn_timers *ts = &dev_of(wq)->timers;
+	uint64_t t = rn_ack_timeout_ns(wq->qp->attr.timeout);
+
+	wq->retry_left = wq->qp->attr.retry_cnt;
+	wq->rnr_left = wq->qp->attr.rnr_retry;
+	if (!outstanding(wq) || t == UINT64_MAX)
+		rn_timer_cancel(ts, &wq->retrans_timer);
+	else
+		rn_timer_arm(ts, &wq->retrans_timer, rn_now_ns() + t);
+	rn_engine_schedule(wq->qp);
+}
+
+/* The oldest started WQE fails: it completes with status, the QP dies. */
+static void fail(struct rn_wire_qp *wq, enum ibv_wc_status status)
+{
+	if (head_send(wq))
+		rn_wire_complete_head(wq, status, 0);
+	else
+		rn_qp_to_error(wq->qp);
+}
+
+/* Go back to psn, if retry_cnt allows another try. */
+static void retry(struct rn_wire_qp *wq, uint32_t psn)
+{
+	if (!wq->retry_left) {
+		rn_count_qp(wq->qp, RN_CNT_RETRY_EXC);
+		fail(wq, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	wq->retry_left--;
+	rn_count_qp(wq->qp, RN_CNT_RETRIES);
+	rn_wire_requester_rewind(wq, psn);
+	/* Whatever the go-back resends (or cannot yet: the READ credits, the
+	 * window), a timer runs while anything is unanswered: a lost resend
+	 * must never leave the QP waiting for nothing.
+	 */
+	if (outstanding(wq))
+		rn_wire_retrans_start(wq);
+}
+
+static void retrans_expired(struct rn_timer *t, uint64_t now)
+{
+	struct rn_wire_qp *wq = rn_container_of(t, struct rn_wire_qp, retrans_timer);
+
+	(void)now;
+	if (!outstanding(wq) || wq->rnr_wait)
+		return;
+	rn_count_qp(wq->qp, RN_CNT_ACK_TIMEOUT);
+	retry(wq, wq->una);
+}
+
+static void rnr_expired(struct rn_timer *t, uint64_t now)
+{
+	struct rn_wire_qp *wq = rn_container_of(t, struct rn_wire_qp, rnr_timer);
+
+	(void)now;
+	wq->rnr_wait = false;
+	rn_engine_schedule(wq->qp);
+}
+
+void rn_wire_timers_init(struct rn_wire_qp *wq)
+{
+	rn_timer_init(&wq->retrans_timer, retrans_expired);
+	rn_timer_init(&wq->rnr_timer, rnr_expired);
+}
+
+/* ---- acknowledgement ------------------------------------------------------ */
+
+enum acked {
+	ACKED,
+	LOST, /* a READ or atomic before psn has unanswered PSNs */
+	BOGUS, /* psn was never sent */
+};
+
+/*
+ * The responder has every PSN up to and including psn: retire what that
+ * completes, move una.
+ */
+static enum acked acknowledge(struct rn_wire_qp *wq, uint32_t psn)
+{
+	uint32_t next = rn_pkt_psn_add(psn, 1);
+	bool moved = false, lost = false;
+	struct rn_wire_send *s;
+
+	if (rn_pkt_psn_cmp(next, wq->sent_psn) > 0)
+		return BOGUS;
+	if (rn_pkt_psn_cmp(next, wq->una) <= 0)
+		return ACKED; /* old news */
+	while ((s = head_send(wq)) && rn_pkt_psn_cmp(s->first_psn, psn) <= 0) {
+		if (read_or_atomic(s->opcode)) {
+			/* Its responses are what acknowledge it; an ACK past
+			 * its last PSN means some of them were lost.
+			 */
+			lost = rn_pkt_psn_cmp(last_psn(s), psn) <= 0;
+			next = rn_pkt_psn_add(s->first_psn, s->done);
+			break;
+		}
+		if (rn_pkt_psn_cmp(last_psn(s), psn) > 0)
+			break;
+		if (!rn_wire_complete_head(wq, IBV_WC_SUCCESS, (uint32_t)s->len))
+			return ACKED; /* the QP failed meanwhile */
+		rn_count_qp(wq->qp, RN_CNT_REQ_COMPLETED);
+		moved = true;
+	}
+	if (rn_pkt_psn_cmp(next, wq->una) > 0) {
+		wq->una = next;
+		moved = true;
+	}
+	if (rn_pkt_psn_cmp(wq->send_psn, wq->una) < 0)
+		rn_wire_requester_rewind(wq, wq->una);
+	if (moved)
+		progress(wq);
+	return lost ? LOST : ACKED;
+}
+
+/* A gap in the responses: go back once, until the missing one comes. */
+static void implied_nak(struct rn_wire_qp *wq, uint32_t expected)
+{
+	if (wq->implied_nak)
+		return;
+	wq->implied_nak = true;
+	rn_count_qp(wq->qp, RN_CNT_IMPLIED_NAK);
+	retry(wq, expected);
+}
+
+/* Everything before psn is in: acknowledge it, report what was lost. */
+static bool acknowledge_before(struct rn_wire_qp *wq, uint32_t psn)
+{
+	switch (acknowledge(wq, rn_pkt_psn_sub(psn, 1))) {
+	case ACKED:
+		return true;
+	case LOST:
+		implied_nak(wq, wq->una);
+		return false;
+	default:
+		return false;
+	}
+}
+
+static enum ibv_wc_status nak_status(unsigned int code)
+{
+	switch (code) {
+	case RN_PKT_NAK_INV_REQ:
+		return IBV_WC_REM_INV_REQ_ERR;
+	case RN_PKT_NAK_REM_ACCESS:
+		return IBV_WC_REM_ACCESS_ERR;
+	default:
+		/* REM_OP, and whatever else: rxe's "unexpected NAK" */
+		return IBV_WC_REM_OP_ERR;
+	}
+}
+
+static enum rn_counter nak_counter(unsigned int code)
+{
+	switch (code) {
+	case RN_PKT_NAK_INV_REQ:
+		return RN_CNT_NAK_INV_REQ;
+	case RN_PKT_NAK_REM_ACCESS:
+		return RN_CNT_NAK_ACCESS;
+	default:
+		return RN_CNT_NAK_OP;
+	}
+}
+
+/* An RNR NAK or a NAK at psn (inside what was sent). */
+static void nak(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
+{
+	unsigned int value = rn_pkt_aeth_value(syndrome);
+
+	if (rn_pkt_psn_cmp(psn, wq->una) < 0 ||
+	    rn_pkt_psn_cmp(psn, wq->sent_psn) >= 0)
+		return; /* stale */
+	if (!acknowledge_before(wq, psn))
+		return;
+	if (rn_pkt_aeth_type(syndrome) == RN_PKT_AETH_RNR_NAK) {
+		rn_count_qp(wq->qp, RN_CNT_RCVD_RNR);
+		if (wq->qp->attr.rnr_retry != 7 && !wq->rnr_left--) {
+			rn_count_qp(wq->qp, RN_CNT_RNR_RETRY_EXC);
+			fail(wq, IBV_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		rn_wire_requester_rewind(wq, psn);
+		wq->rnr_wait = true;
+		rn_timer_cancel(&dev_of(wq)->timers, &wq->retrans_timer);
+		rn_timer_arm(&dev_of(wq)->timers, &wq->rnr_timer,
+			     rn_now_ns() + rn_rnr_timer_ns(value));
+		return;
+	}
+	if (value == RN_PKT_NAK_PSN_SEQ) {
+		rn_count_qp(wq->qp, RN_CNT_RCVD_SEQ);
+		retry(wq, psn);
+		return;
+	}
+	/* Rejected by the target: reported, never retried. */
+	rn_count_qp(wq->qp, nak_counter(value));
+	fail(wq, nak_status(value));
+}
+
+/* An AETH that is not an ACK (in an ACK, a READ response, an atomic ACK). */
+static bool aeth_is_nak(struct rn_wire_qp *wq, const struct rn_pkt *p)
+{
+	if (!(p->hdrs & RN_PKT_H_AETH) ||
+	    rn_pkt_aeth_type(p->aeth.syndrome) == RN_PKT_AETH_ACK)
+		return false;
+	nak(wq, p->aeth.syndrome, p->psn);
+	return true;
+}
+
+/* ---- responses that carry data ---------------------------------------------- */
+
+/* Write len bytes at offset off of the local buffers of WQE s. */
+static enum ibv_wc_status deliver(struct rn_wire_qp *wq, struct rn_wire_send *s,
+				  uint64_t off, const void *data, uint32_t len)
+{
+	struct rn_qp *qp = wq->qp;
+	struct rn_iovs local, part;
+	struct rn_wqe w;
+
+	if (rn_sq_fetch_at(qp, s->pos, &w) || w.opcode != s->opcode)
+		return IBV_WC_LOC_QP_OP_ERR;
+	if (rn_sgl_resolve(qp->client, qp->pd, w.sge, w.num_sge,
+			   IBV_ACCESS_LOCAL_WRITE, &local) ||
+	    off + len > local.len)
+		return IBV_WC_LOC_PROT_ERR;
+	rn_iovs_sub(&local, off, len, &part);
+	switch (rn_dma_to(&part, data, len)) {
+	case RN_DMA_OK:
+	case RN_DMA_GONE: /* its hang-up follows */
+		return IBV_WC_SUCCESS;
+	default:
+		return IBV_WC_LOC_PROT_ERR;
+	}
+}
+
+/*
+ * Is a READ response of this placement right for response i of n?  After
+ * a partial READ was asked again, responders answer either from a FIRST
+ * or, as rxe replays, from a MIDDLE: both are taken.
+ */
+static bool read_place_ok(uint8_t place, uint32_t i, uint32_t n)
+{
+	bool final = i == n - 1;
+
+	switch (place) {
+	case RN_PKT_FIRST:
+		return !final;
+	case RN_PKT_MIDDLE:
+		return !final && i;
+	case RN_PKT_LAST:
+		return final && n > 1;
+	default:
+		return final;
+	}
+}
+
+static void read_response(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
+{
+	const struct rn_pkt *p = &pkt->p;
+	struct rn_wire_send *s;
+	enum ibv_wc_status st;
+	uint32_t i, expected;
+	uint64_t want;
+
+	if (!acknowledge_before(wq, p->psn) || aeth_is_nak(wq, p))
+		return;
+	s = head_send(wq);
+	if (!s || s->opcode != RN_OP_READ ||
+	    rn_pkt_psn_sub(p->psn, s->first_psn) >= s->npsn) {
+		rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
+		return;
+	}
+	expected = rn_pkt_psn_add(s->first_psn, s->done);
+	if (p->psn != expected) {
+		if (rn_pkt_psn_cmp(p->psn, expected) > 0)
+			implied_nak(wq, expected);
+		return;
+	}
+	i = s->done;
+	want = s->len - (uint64_t)i * wq->mtu;
+	if (want > wq->mtu)
+		want = wq->mtu;
+	if (!read_place_ok(pkt->op->place, i, s->npsn) || p->payload_len != want) {
+		rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
+		return;
+	}
+	wq->implied_nak = false;
+	st = deliver(wq, s, (uint64_t)i * wq->mtu, p->payload, p->payload_len);
+	if (st) {
+		rn_wire_complete_head(wq, st, 0);
+		return;
+	}
+	s->done++;
+	wq->una = rn_pkt_psn_add(p->psn, 1);
+	if (s->done == s->npsn) {
+		if (!rn_wire_complete_head(wq, IBV_WC_SUCCESS, (uint32_t)s->len))
+			return;
+		rn_count_qp(wq->qp, RN_CNT_REQ_COMPLETED);
+	}
+	progress(wq);
+}
+
+static void atomic_ack(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
+{
+	const struct rn_pkt *p = &pkt->p;
+	struct rn_wire_send *s;
+	enum ibv_wc_status st;
+
+	if (!acknowledge_before(wq, p->psn) || aeth_is_nak(wq, p))
+		return;
+	s = head_send(wq);
+	if (!s || (s->opcode != RN_OP_CMP_SWAP && s->opcode != RN_OP_FETCH_ADD)) {
+		rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
+		return;
+	}
+	if (p->psn != s->first_psn) {
+		if (rn_pkt_psn_cmp(p->psn, s->first_psn) > 0)
+			implied_nak(wq, s->first_psn);
+		return;
+	}
+	wq->implied_nak = false;
+	/* The original value, in the requester's byte order. */
+	st = deliver(wq, s, 0, &p->atomic_ack, sizeof(p->atomic_ack));
+	if (st) {
+		rn_wire_complete_head(wq, st, 0);
+		return;
+	}
+	wq->una = rn_pkt_psn_add(p->psn, 1);
+	if (!rn_wire_complete_head(wq, IBV_WC_SUCCESS, sizeof(uint64_t)))
+		return;
+	rn_count_qp(wq->qp, RN_CNT_REQ_COMPLETED);
+	progress(wq);
+}
+
+void rn_wire_completer_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
+{
+	const struct rn_pkt *p = &pkt->p;
+	enum ibv_qp_state state = wq->qp->attr.qp_state;
+
+	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD) {
+		rn_count_qp(wq->qp, RN_CNT_NO_QP);
+		return;
+	}
+	switch (pkt->op->kind) {
+	case RN_PKT_K_ACK:
+		if (aeth_is_nak(wq, p))
+			return;
+		switch (acknowledge(wq, p->psn)) {
+		case LOST:
+			implied_nak(wq, wq->una);
+			break;
+		case BOGUS:
+			rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
+			break;
+		default:
+			break;
+		}
+		return;
+	case RN_PKT_K_READ_RESP:
+		read_response(wq, pkt);
+		return;
+	case RN_PKT_K_ATOMIC_ACK:
+		atomic_ack(wq, pkt);
+		return;
+	default:
+		rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
+		return;
+	}
+}

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A connected QP's life on the wire.  At RTR its address vector decides:
+ * a destination GID of this device keeps today's local path (both ends
+ * executed at once, the fastest), anything else (or every QP, with
+ * --local-on-wire) gets a transport state and a peer, the address its
+ * packets go to and the only one they are taken from.  RTS starts the
+ * requester at sq_psn; ERR stops both sides (the queues flush as ever);
+ * RESET and destroy free it.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/wire.h"
+
+/* Started WQEs a QP may have: each takes a PSN at least. */
+#define RN_WIRE_MAX_SENDS RN_WIRE_WINDOW
+
+static bool gid_empty(const uint8_t *gid)
+{
+	static const uint8_t zero[16];
+
+	return !memcmp(gid, zero, sizeof(zero));
+}
+
+void rn_wire_gid_of(const struct sockaddr *sa, uint8_t *gid)
+{
+	memset(gid, 0, 16);
+	if (sa->sa_family == AF_INET) {
+		gid[10] = gid[11] = 0xff;
+		memcpy(gid + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else {
+		memcpy(gid, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	}
+}
+
+bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
+		     const uint8_t *dgid, struct rn_wire_peer *peer)
+{
+	const uint8_t *sgid;
+
+	if (sgid_index >= RN_GID_TABLE_LEN)
+		return false;
+	sgid = dev->port.gids[sgid_index].raw;
+	if (gid_empty(sgid) || gid_empty(dgid) ||
+	    rn_gid_is_ipv4(sgid) != rn_gid_is_ipv4(dgid))
+		return false;
+	memset(peer, 0, sizeof(*peer));
+	peer->sgid_index = sgid_index;
+	rn_wire_gid_addr(dev, dgid, &peer->addr.v6, &peer->addr.v4);
+	peer->family = peer->addr.v4.sin_family;
+	return true;
+}
+
+static uint8_t transport_of(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_UC:
+		return RN_PKT_UC;
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+		return RN_PKT_XRC;
+	default:
+		return RN_PKT_RC;
+	}
+}
+
+static struct rn_wire_qp *wire_alloc(struct rn_qp *qp)
+{
+	struct rn_device *dev = qp->client->dev;
+	struct rn_wire_qp *wq;
+	uint32_t n = 1;
+
+	if (rn_timers_reserve(&dev->timers, dev->ntimers + 2))
+		return NULL;
+	wq = calloc(1, sizeof(*wq));
+	if (!wq)
+		return NULL;
+	if (qp->sq_slots) {
+		while (n < qp->cap.max_send_wr && n < RN_WIRE_MAX_SENDS)
+			n <<= 1;
+		wq->sends = calloc(n, sizeof(*wq->sends));
+		if (!wq->sends) {
+			free(wq);
+			return NULL;
+		}
+		wq->sends_mask = n - 1;
+	}
+	wq->qp = qp;
+	rn_wire_timers_init(wq);
+	rn_list_init(&wq->ack_link);
+	rn_list_init(&wq->work_link);
+	dev->ntimers += 2;
+	dev->wire->nqps++;
+	return wq;
+}
+
+void rn_wire_qp_free(struct rn_qp *qp)
+{
+	struct rn_wire_qp *wq = qp->wire;
+	struct rn_device *dev = qp->client->dev;
+
+	if (!wq)
+		return;
+	rn_wire_requester_stop(wq);
+	rn_wire_responder_stop(wq);
+	rn_wire_responder_free(wq);
+	dev->wire->socks[wq->peer.sgid_index].qps--;
+	free(wq->sends);
+	free(wq);
+	qp->wire = NULL;
+	dev->ntimers -= 2;
+	dev->wire->nqps--;
+}
+
+/*
+ * RTR: the QP's address vector is set.  Returns 0, or EINVAL when its
+ * GIDs cannot make a path (an empty entry, IPv4 to IPv6), or ENOMEM.
+ */
+int rn_wire_qp_connect(struct rn_qp *qp)
+{
+	struct rn_device *dev = qp->client->dev;
+	const struct rn_ah_attr *av = &qp->attr.ah_attr;
+	int sgid_index = av->is_global ? av->sgid_index : rn_port_gid_first(dev);
+	const uint8_t *dgid;
+	struct rn_wire_peer peer;
+
+	if (sgid_index < 0)
+		return EINVAL;
+	dgid = av->is_global ? av->dgid : dev->port.gids[sgid_index].raw;
+
+	if (!dev->local_on_wire && rn_port_gid_index(dev, dgid) >= 0) {
+		rn_wire_qp_free(qp);
+		return 0;
+	}
+	if (!rn_wire_peer_of(dev, sgid_index, dgid, &peer))
+		return EINVAL;
+	if (qp->wire)
+		dev->wire->socks[qp->wire->peer.sgid_index].qps--;
+	else if (!(qp->wire = wire_alloc(qp)))
+		return ENOMEM;
+	qp->wire->peer = peer;
+	dev->wire->socks[peer.sgid_index].qps++;
+	qp->wire->mtu = 128u << qp->attr.path_mtu;
+	qp->wire->transport = transport_of(qp->qp_type);
+	return rn_wire_responder_init(qp->wire);
+}
+
+/* RTR to RTS: the requester starts at sq_psn. */
+void rn_wire_qp_start(struct rn_qp *qp)
+{
+	if (qp->wire && qp->wire->sends)
+		rn_wire_requester_start(qp->wire);
+}
+
+/* Send WQEs started on the wire and not completed yet. */
+bool rn_wire_qp_in_flight(const struct rn_qp *qp)
+{
+	return qp->wire && qp->wire->sends && qp->wire->head != qp->wire->tail;
+}
+
+/*
+ * The send queue failed (ERR, or SQE on UC) or the whole QP did (ERR):
+ * the transport lets go of what it held; the queues flush as ever.
+ * query_qp shows the PSNs where they stopped.
+ */
+void rn_wire_qp_stop(struct rn_qp *qp, bool responder_too)
+{
+	struct rn_wire_qp *wq = qp->wire;
+
+	if (!wq)
+		return;
+	if (wq->sends) {
+		qp->attr.sq_psn = wq->next_psn;
+		rn_wire_requester_stop(wq);
+	}
+	if (responder_too) {
+		qp->attr.rq_psn = wq->epsn;
+		rn_wire_responder_stop(wq);
+	}
+}
+
+bool rn_wire_qp_busy(const struct rn_qp *qp)
+{
+	return qp->wire->sends && rn_wire_requester_busy(qp->wire);
+}
+
+bool rn_wire_qp_run(struct rn_qp *qp, unsigned int budget)
+{
+	return qp->wire->sends && rn_wire_requester_run(qp->wire, budget);
+}
+

@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The port's I/O: one UDP socket per GID (its address, port 4791), packets
+ * out in batches (sendmmsg), packets in in batches (recvmmsg), the ICRC
+ * sealed on every packet sent and checked on every packet received, and
+ * the dispatch of what arrives to the QP it names.
+ *
+ * Sockets are unconnected with IP_PMTUDISC_DO: the kernel then writes
+ * IPv4 Identification 0 and DF into every packet, which the ICRC covers
+ * (ROCE.md 2.4).  A received IPv4 packet's ID is not visible to a UDP
+ * socket; rn_icrc_check_ipv4 recovers it (and DF) from the ICRC itself, so
+ * every packet is checked with an ordinary socket: no raw sockets, no
+ * privilege beyond binding port 4791.  Packets whose DF was clear are
+ * refused: rxe and ringnicd always set it, and refusing it catches the
+ * single-bit errors the recovery could otherwise take for a cleared DF.
+ *
+ * Every packet leaves from port 4791: a userspace socket has one source
+ * port, and receivers (rxe included) do not look at it.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "wire/wire.h"
+
+#ifndef UDP_NO_CHECK6_RX
+#define UDP_NO_CHECK6_RX 102
+#endif
+
+/* Socket buffers: a window of full-size packets for each of many QPs. */
+#define RN_WIRE_SOCKBUF (16 << 20)
+/* Receive batches one pass takes from each socket before other work. */
+#define RN_WIRE_RX_ROUNDS 4
+
+static void count(struct rn_device *dev, enum rn_counter c)
+{
+	dev->port.counters[c]++;
+}
+
+int rn_wire_init(struct rn_device *dev)
+{
+	struct rn_wire *w = calloc(1, sizeof(*w));
+	unsigned int i;
+
+	if (!w)
+		return ENOMEM;
+	w->dev = dev;
+	for (i = 0; i < RN_GID_TABLE_LEN; i++)
+		w->socks[i].fd = -1;
+	rn_list_init(&w->acks);
+	rn_list_init(&w->work);
+	rn_icrc_solver_init(&w->solver);
+	dev->wire = w;
+	return 0;
+}
+
+/* ---- sockets --------------------------------------------------------------- */
+
+static bool gid_is_ipv4(const uint8_t *gid)
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(gid, prefix, sizeof(prefix));
+}
+
+static bool gid_is_empty(const uint8_t *gid)
+{
+	static const uint8_t zero[16];
+
+	return !memcmp(gid, zero, sizeof(zero));
+}
+
+static bool gid_is_link_local(const uint8_t *gid)
+{
+	return gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80;
+}
+
+/*
+ * A GID as a socket address, port 4791.  An IPv6 link-local address needs
+ * its interface: the port's netdev.
+ */
+socklen_t rn_wire_gid_addr(const struct rn_device *dev, const uint8_t *gid,
+			   struct sockaddr_in6 *v6, struct sockaddr_in *v4)
+{
+	if (gid_is_ipv4(gid)) {
+		memset(v4, 0, sizeof(*v4));
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons(RN_PKT_UDP_DPORT);
+		memcpy(&v4->sin_addr, gid + 12, 4);
+		return sizeof(*v4);
+	}
+	memset(v6, 0, sizeof(*v6));
+	v6->sin6_family = AF_INET6;
+	v6->sin6_port = htons(RN_PKT_UDP_DPORT);
+	memcpy(&v6->sin6_addr, gid, 16);
+	if (gid_is_link_local(gid))
+		v6->sin6_scope_id = dev->port.ifindex;
+	return sizeof(*v6);
+}
+
+static void set_int(int fd, int level, int name, int value)
+{
+	setsockopt(fd, level, name, &value, sizeof(value));
+}
+
+/* Big buffers: past rmem_max/wmem_max when we may (CAP_NET_ADMIN). */
+static void size_buffers(int fd)
+{
+	int v = RN_WIRE_SOCKBUF;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)))
+		set_int(fd, SOL_SOCKET, SO_RCVBUF, v);
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)))
+		set_int(fd, SOL_SOCKET, SO_SNDBUF, v);
+}
+
+static void sock_close(struct rn_device *dev, struct rn_wire_sock *s)
+{
+	if (s->fd < 0)
+		return;
+	epoll_ctl(dev->epoll_fd, EPOLL_CTL_DEL, s->fd, NULL);
+	close(s->fd);
+	s->fd = -1;
+}
+
+static int sock_open(struct rn_device *dev, struct rn_wire_sock *s,
+		     const uint8_t *gid)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->watch };
+	socklen_t len = rn_wire_gid_addr(dev, gid, &s->local.v6, &s->local.v4);
+	int fd;
+
+	s->family = s->local.v4.sin_family;
+	fd = socket(s->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    IPPROTO_UDP);
+	if (fd < 0)
+		return errno;
+	if (s->family == AF_INET) {
+		set_int(fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
+		set_int(fd, IPPROTO_IP, IP_RECVTTL, 1);
+		set_int(fd, IPPROTO_IP, IP_RECVTOS, 1);
+	} else {
+		set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1);
+		set_int(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO);
+		set_int(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, 1);
+		set_int(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
+		/* rxe sends UDP checksum 0, which IPv6 sockets refuse. */
+		set_int(fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, 1);
+	}
+	size_buffers(fd);
+	if (bind(fd, (struct sockaddr *)&s->local, len) ||
+	    epoll_ctl(dev->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
+		int ret = errno;
+
+		close(fd);
+		return ret;
+	}
+	s->watch = (struct rn_watch){ RN_WATCH_WIRE, s };
+	s->fd = fd;
+	return 0;
+}
+
+static bool sock_matches(const struct rn_device *dev,
+			 const struct rn_wire_sock *s, const uint8_t *gid)
+{
+	struct sockaddr_in6 v6;
+	struct sockaddr_in v4;
+	socklen_t len = rn_wire_gid_addr(dev, gid, &v6, &v4);
+
+	return s->fd >= 0 && !memcmp(&s->local, len == sizeof(v4) ?
+						   (void *)&v4 : (void *)&v6,
+				     len);
+}
+
+/* The GID table changed: a socket for each address in it, and no other. */
+void rn_wire_addresses_changed(struct rn_device *dev)
+{
+	struct rn_wire *w = dev->wire;
+	unsigned int i;
+
+	rn_wire_flush(dev);
+	for (i = 0; i < RN_GID_TABLE_LEN; i++) {
+		struct rn_wire_sock *s = &w->socks[i];
+		const uint8_t *gid = dev->port.gids[i].raw;
+		int ret;
+
+		if (!gid_is_empty(gid) && sock_matches(dev, s, gid))
+			continue;
+		sock_close(dev, s);
+		if (gid_is_empty(gid))
+			continue;
+		s->gid_index = i;
+		ret = sock_open(dev, s, gid);
+		if (ret) {
+			char a[INET6_ADDRSTRLEN] = "?";
+
+			inet_ntop(AF_INET6, gid, a, sizeof(a));
+			rn_warn("GID %u (%s): cannot bind UDP port %u: %s\n", i,
+				a, RN_PKT_UDP_DPORT, strerror(ret));
+		}
+	}
+}
+
+void rn_wire_close(struct rn_device *dev)
+{
+	unsigned int i;
+
+	if (!dev->wire)
+		return;
+	for (i = 0; i < RN_GID_TABLE_LEN; i++)
+		sock_close(dev, &dev->wire->socks[i]);
+}
+
+/* ---- sending ------------------------------------------------------------------ */
+
+/* Hand the batch to the kernel; what it refuses is dropped and counted. */
+void rn_wire_flush(struct rn_device *dev)
+{
+	struct rn_wire *w = dev->wire;
+	struct mmsghdr msgs[RN_WIRE_TX_BATCH];
+	struct iovec iov[RN_WIRE_TX_BATCH];
+	unsigned int i, done = 0;
+	int fd;
+
+	if (!w->ntx)
+		return;
+	fd = w->socks[w->tx_sock].fd;
+	for (i = 0; i < w->ntx; i++) {
+		iov[i] = (struct iovec){ w->tx[i].buf, w->tx[i].len };
+		msgs[i] = (struct mmsghdr){ .msg_hdr = {
+			.msg_name = &w->tx[i].to,
+			.msg_namelen = w->tx[i].tolen,
+			.msg_iov = &iov[i],
+			.msg_iovlen = 1,
+		} };
+	}
+	while (fd >= 0 && done < w->ntx) {
+		int n = sendmmsg(fd, msgs + done, w->ntx - done, MSG_DONTWAIT);
+
+		if (n > 0) {
+			done += n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* Full buffers, no route, a message over the path MTU: this
+		 * packet is lost, as on a wire; the transport recovers it.
+		 */
+		count(dev, RN_CNT_SEND_ERR);
+		done++;
+	}
+	w->ntx = 0;
+}
+
+/*
+ * Queue packet p to peer.  Its payload is p->payload, or when 'fill' is
+ * given what fill(arg, ...) writes in place.  A peer we have no socket
+ * for is a packet dropped here (counted), as a NIC without a route drops
+ * it: the transport's timers deal with it.  Returns what fill returned.
+ */
+enum rn_dma_status rn_wire_send(struct rn_device *dev,
+				const struct rn_wire_peer *peer,
+				const struct rn_pkt *p, rn_wire_fill_fn fill,
+				void *arg)
+{
+	struct rn_wire *w = dev->wire;
+	unsigned int si = peer->sgid_index;
+	struct rn_wire_sock *s = &w->socks[si];
+	unsigned int hdr = rn_pkt_hdr_len(p->opcode);
+	struct rn_wire_tx *tx;
+	struct rn_pkt q = *p;
+	enum rn_dma_status st;
+
+	if (s->fd < 0 || s->family != peer->family) {
+		count(dev, RN_CNT_NO_ROUTE);
+		return RN_DMA_OK;
+	}
+	if (w->ntx && (w->tx_sock != (int)si || w->ntx == RN_WIRE_TX_BATCH))
+		rn_wire_flush(dev);
+	tx = &w->tx[w->ntx];
+	if (fill && q.payload_len) {
+		st = fill(arg, tx->buf + hdr, q.payload_len);
+		if (st)
+			return st;
+		q.payload = tx->buf + hdr;
+	}
+	tx->len = rn_pkt_build(&q, tx->buf, sizeof(tx->buf));
+	if (!tx->len) {
+		rn_warn("wire: cannot build a packet of opcode %#x\n", q.opcode);
+		return RN_DMA_OK;
+	}
+	if (peer->family == AF_INET) {
+		struct rn_icrc_flow4 f = {
+			.saddr = s->local.v4.sin_addr,
+			.daddr = peer->addr.v4.sin_addr,
+			.sport = RN_PKT_UDP_DPORT,
+			.dport = RN_PKT_UDP_DPORT,
+		};
+
+		rn_icrc_seal_ipv4(&f, 0, tx->buf, tx->len);
+		tx->to.v4 = peer->addr.v4;
+		tx->tolen = sizeof(tx->to.v4);
+	} else {
+		struct rn_icrc_flow6 f = {
+			.saddr = s->local.v6.sin6_addr,
+			.daddr = peer->addr.v6.sin6_addr,
+			.sport = RN_PKT_UDP_DPORT,
+			.dport = RN_PKT_UDP_DPORT,
+		};
+
+		rn_icrc_seal_ipv6(&f, tx->buf, tx->len);
+		tx->to.v6 = peer->addr.v6;
+		tx->tolen = sizeof(tx->to.v6);
+	}
+	w->tx_sock = si;
+	w->ntx++;
+	count(dev, RN_CNT_SENT_PKTS);
+	return RN_DMA_OK;
+}
+
+/* ---- receiving ---------------------------------------------------------------- */
+
+bool rn_wire_peer_is(const struct rn_wire_peer *peer,
+		     const struct rn_wire_pkt *pkt)
+{
+	if (pkt->sock->gid_index != peer->sgid_index ||
+	    pkt->from->sa_family != peer->family)
+		return false;
+	if (peer->family == AF_INET)
+		return ((const struct sockaddr_in *)pkt->from)->sin_addr.s_addr ==
+		       peer->addr.v4.sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)pkt->from)->sin6_addr,
+		       &peer->addr.v6.sin6_addr, sizeof(struct in6_addr));
+}
+
+/* The TTL (hop limit) and TOS (traffic class) the packet arrived with. */
+static void read_cmsgs(struct msghdr *mh, struct rn_wire_pkt *pkt)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		int v = 0;
+
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			pkt->ttl = v;
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+			pkt->tos = *CMSG_DATA(c);
+		} else if (c->cmsg_level == IPPROTO_IPV6 &&
+			   c->cmsg_type == IPV6_HOPLIMIT) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			pkt->ttl = v;
+		} else if (c->cmsg_level == IPPROTO_IPV6 &&
+			   c->cmsg_type == IPV6_TCLASS) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			pkt->tos = v;
+		}
+	}
+}
+
+static enum rn_pkt_status check_icrc(struct rn_wire *w, struct rn_wire_pkt *pkt,
+				     const uint8_t *buf, size_t len)
+{
+	const struct rn_wire_sock *s = pkt->sock;
+
+	if (s->family == AF_INET) {
+		const struct sockaddr_in *from = (const void *)pkt->from;
+		struct rn_icrc_flow4 f = {
+			.saddr = from->sin_addr,
+			.daddr = s->local.v4.sin_addr,
+			.sport = ntohs(from->sin_port),
+			.dport = RN_PKT_UDP_DPORT,
+		};
+		struct rn_icrc_ipid id;
+		enum rn_pkt_status st;
+
+		st = rn_icrc_check_ipv4(&w->solver, &f, buf, len, &id);
+		if (st == RN_PKT_OK && !id.df)
+			st = RN_PKT_BAD_ICRC;
+		pkt->ip_id = id.id;
+		return st;
+	} else {
+		const struct sockaddr_in6 *from = (const void *)pkt->from;
+		struct rn_icrc_flow6 f = {
+			.saddr = from->sin6_addr,
+			.daddr = s->local.v6.sin6_addr,
+			.sport = ntohs(from->sin6_port),
+			.dport = RN_PKT_UDP_DPORT,
+		};
+
+		return rn_icrc_check_ipv6(&f, buf, len);
+	}
+}
+
+/* The QP a packet of a connected transport is for, if it may take it. */
+static struct rn_wire_qp *connected_qp(struct rn_device *dev,
+				       const struct rn_wire_pkt *pkt)
+{
+	struct rn_qp *qp = rn_qp_by_qpn(dev, pkt->p.dqpn);
+	struct rn_wire_qp *wq = qp ? qp->wire : NULL;
+	bool request = pkt->op->flags & RN_PKT_F_REQ;
+
+	if (!wq || wq->transport != rn_pkt_transport(pkt->p.opcode) ||
+	    !rn_wire_peer_is(&wq->peer, pkt))
+		return NULL;
+	/* An XRC initiator only completes, a target only responds. */
+	if ((request && qp->qp_type == IBV_QPT_XRC_SEND) ||
+	    (!request && qp->qp_type == IBV_QPT_XRC_RECV))
+		return NULL;
+	return wq;
+}
+
+static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
+{
+	struct rn_wire_qp *wq;
+
+	switch (rn_pkt_transport(pkt->p.opcode)) {
+	case RN_PKT_CN:
+		count(dev, RN_CNT_CNP_RCVD);
+		return;
+	case RN_PKT_UD:
+		rn_wire_ud_recv(dev, pkt);
+		return;
+	default:
+		break;
+	}
+	wq = connected_qp(dev, pkt);
+	if (!wq) {
+		count(dev, RN_CNT_NO_QP);
+		return;
+	}
+	if (pkt->op->flags & RN_PKT_F_REQ)
+		rn_wire_responder_recv(wq, pkt);
+	else
+		rn_wire_completer_recv(wq, pkt);
+}
+
+static void receive(struct rn_device *dev, struct rn_wire_sock *s,
+		    struct rn_wire_rx *rx, struct mmsghdr *m)
+{
+	struct rn_wire_pkt pkt = {
+		.sock = s,
+		.from = (const struct sockaddr *)&rx->from,
+		.ttl = 64,
+	};
+	size_t len = m->msg_len;
+	enum rn_pkt_status st;
+
+	if (m->msg_hdr.msg_flags & MSG_TRUNC || m->msg_hdr.msg_namelen == 0 ||
+	    pkt.from->sa_family != s->family) {
+		count(dev, RN_CNT_RX_MALFORMED);
+		return;
+	}
+	st = rn_pkt_parse(rx->buf, len, &pkt.p);
+	if (st) {
+		count(dev, RN_CNT_RX_MALFORMED);
+		return;
+	}
+	st = check_icrc(dev->wire, &pkt, rx->buf, len);
+	if (st) {
+		count(dev, RN_CNT_RX_ICRC);
+		return;
+	}
+	pkt.op = rn_pkt_op(pkt.p.opcode);
+	pkt.udp_len = 8 + len;
+	read_cmsgs(&m->msg_hdr, &pkt);
+	count(dev, RN_CNT_RCVD_PKTS);
+	dispatch(dev, &pkt);
+}
+
+/* One batch from socket s; returns how many packets it held. */
+static int receive_batch(struct rn_device *dev, struct rn_wire_sock *s)
+{
+	struct rn_wire *w = dev->wire;
+	struct mmsghdr msgs[RN_WIRE_RX_BATCH];
+	struct iovec iov[RN_WIRE_RX_BATCH];
+	int i, n;
+
+	for (i = 0; i < RN_WIRE_RX_BATCH; i++) {
+		iov[i] = (struct iovec){ w->rx[i].buf, sizeof(w->rx[i].buf) };
+		msgs[i] = (struct mmsghdr){ .msg_hdr = {
+			.msg_name = &w->rx[i].from,
+			.msg_namelen = sizeof(w->rx[i].from),
+			.msg_iov = &iov[i],
+			.msg_iovlen = 1,
+			.msg_control = w->rx[i].cmsg,
+			.msg_controllen = sizeof(w->rx[i].cmsg),
+		} };
+	}
+	n = recvmmsg(s->fd, msgs, RN_WIRE_RX_BATCH, MSG_DONTWAIT, NULL);
+	for (i = 0; i < n; i++)
+		receive(dev, s, &w->rx[i], &msgs[i]);
+	/* The ACKs this batch asked for, coalesced: one per QP. */
+	rn_wire_send_acks(dev);
+	return n;
+}
+
+/* Work the transport has without waiting for a packet or a timer. */
+bool rn_wire_pending(const struct rn_device *dev)
+{
+	return !rn_list_empty(&dev->wire->work);
+}
+
+/* Take what arrived on socket s (a few batches at most). */
+static bool receive_from(struct rn_device *dev, struct rn_wire_sock *s)
+{
+	bool progress = false;
+	unsigned int round;
+
+	for (round = 0; s->fd >= 0 && round < RN_WIRE_RX_ROUNDS; round++) {
+		int n = receive_batch(dev, s);
+
+		if (n <= 0)
+			break;
+		progress = true;
+		if (n < RN_WIRE_RX_BATCH)
+			break;
+	}
+	return progress;
+}
+
+/*
+ * The engine's look at the wire, every pass: the sockets connected QPs
+ * use.  The others (datagrams, strays) wait for the event loop, which
+ * calls rn_wire_readable: a system call per pass per idle socket would
+ * cost the local path.
+ */
+bool rn_wire_receive(struct rn_device *dev)
+{
+	struct rn_wire *w = dev->wire;
+	bool progress = false;
+	unsigned int i;
+
+	for (i = 0; i < RN_GID_TABLE_LEN; i++)
+		if (w->socks[i].qps)
+			progress |= receive_from(dev, &w->socks[i]);
+	rn_wire_flush(dev);
+	return progress;
+}
+
+/* The event loop saw socket s readable (struct rn_wire_sock *). */
+void rn_wire_readable(struct rn_device *dev, void *sock)
+{
+	receive_from(dev, sock);
+	rn_wire_flush(dev);
+}

@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The requester: send WQEs become packets.  Each WQE it starts takes its
+ * PSNs (a packet each, a READ one per response, an atomic one) and a place
+ * in the ring of started WQEs, where it stays until the completer retires
+ * it; its packets go out as the window allows (RN_WIRE_WINDOW PSNs not yet
+ * acknowledged), segmented at the path MTU, with AckReq on the last packet
+ * of each message and every RN_WIRE_ACKREQ_EVERY packets in between.
+ *
+ * Retransmission is go-back-N: rn_wire_requester_rewind moves the cursor
+ * (cur, send_psn) back to a PSN and the packets from there go out again,
+ * rebuilt from the WQE and from memory as rxe does; a READ half answered
+ * is asked again for its remaining bytes only.  The WQE is fetched again
+ * from the send queue (its slots are not free until it is retired) and
+ * must be what it was.
+ *
+ * Completions come in order: a WQE that fails before its first packet
+ * (a bad local key, an opcode the QP cannot post) waits until every WQE
+ * before it is retired; so do local operations (LOCAL_INV, BIND_MW),
+ * which act on this device alone.
+ */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "wire/wire.h"
+
+static bool read_or_atomic(uint8_t op)
+{
+	return op == RN_OP_READ || op == RN_OP_CMP_SWAP || op == RN_OP_FETCH_ADD;
+}
+
+static bool reliable(const struct rn_wire_qp *wq)
+{
+	return wq->transport != RN_PKT_UC;
+}
+
+static uint32_t ring_size(const struct rn_wire_qp *wq)
+{
+	return wq->sends_mask + 1;
+}
+
+static struct rn_wire_send *send_at(struct rn_wire_qp *wq, uint32_t i)
+{
+	return &wq->sends[i & wq->sends_mask];
+}
+
+int64_t rn_wire_send_of(const struct rn_wire_qp *wq, uint32_t psn)
+{
+	uint32_t i;
+
+	for (i = wq->head; i != wq->tail; i++) {
+		const struct rn_wire_send *s = &wq->sends[i & wq->sends_mask];
+
+		if (rn_pkt_psn_sub(psn, s->first_psn) < s->npsn)
+			return i;
+	}
+	return -1;
+}
+
+/* What each QP type may post on the wire; UD is datagram.c's. */
+static bool op_allowed(const struct rn_qp *qp, uint8_t op)
+{
+	if (qp->qp_type == IBV_QPT_UC)
+		return op == RN_OP_SEND || op == RN_OP_SEND_IMM ||
+		       op == RN_OP_WRITE || op == RN_OP_WRITE_IMM ||
+		       op == RN_OP_LOCAL_INV || op == RN_OP_BIND_MW;
+	return op >= RN_OP_SEND && op <= RN_OP_MAX;
+}
+
+/* The WQE of started WQE s, into wq->wqe; false when the ring changed it. */
+static bool load_wqe(struct rn_wire_qp *wq, const struct rn_wire_send *s)
+{
+	struct rn_qp *qp = wq->qp;
+
+	if (wq->wqe_valid)
+		return true;
+	if (rn_sq_fetch_at(qp, s->pos, &wq->wqe) ||
+	    wq->wqe.opcode != s->opcode || wq->wqe.nslots != s->nslots) {
+		rn_warn("pid %d: QP %u: a send WQE changed while in flight\n",
+			qp->client->pid, qp->qpn);
+		rn_qp_fatal(qp, IBV_EVENT_QP_FATAL);
+		return false;
+	}
+	wq->wqe_valid = true;
+	return true;
+}
+
+/*
+ * Retire the oldest started WQE with this status (the completer's, and
+ * ours for UC).  Returns false when the QP failed meanwhile.
+ */
+bool rn_wire_complete_head(struct rn_wire_qp *wq, enum ibv_wc_status status,
+			   uint32_t byte_len)
+{
+	struct rn_wire_send *s = send_at(wq, wq->head);
+	struct rn_qp *qp = wq->qp;
+	struct rn_wqe w;
+
+	if (rn_sq_fetch_at(qp, s->pos, &w) || w.opcode != s->opcode ||
+	    s->pos != qp->sq_head) {
+		rn_warn("pid %d: QP %u: a send WQE changed while in flight\n",
+			qp->client->pid, qp->qpn);
+		rn_qp_fatal(qp, IBV_EVENT_QP_FATAL);
+		return false;
+	}
+	if (read_or_atomic(s->opcode))
+		wq->rd_atomic--;
+	if (wq->cur == wq->head) {
+		wq->cur++;
+		wq->wqe_valid = false;
+	}
+	wq->head++;
+	wq->blocked = false;
+	rn_sq_complete(qp, &w, status, byte_len);
+	if (status != IBV_WC_SUCCESS) {
+		rn_qp_send_failed(qp);
+		return false;
+	}
+	rn_qp_sq_drain_check(qp);
+	return true;
+}
+
+/* A WQE that ends before it starts (an error, a local operation). */
+static void complete_unstarted(struct rn_wire_qp *wq, const struct rn_wqe *w,
+			       enum ibv_wc_status status)
+{
+	struct rn_qp *qp = wq->qp;
+
+	wq->sq_next = (wq->sq_next + w->nslots) & RN_DB_SEQ_MASK;
+	rn_sq_complete(qp, w, status, 0);
+	if (status != IBV_WC_SUCCESS)
+		rn_qp_send_failed(qp);
+}
+
+enum start {
+	STARTED,
+	FINISHED, /* completed without packets */
+	WAIT, /* nothing to start, or it must wait for completions */
+};
+
+/* The message length of w, or a local error status. */
+static enum ibv_wc_status message_len(struct rn_wire_qp *wq,
+				      const struct rn_wqe *w, uint64_t *len)
+{
+	struct rn_qp *qp = wq->qp;
+	struct rn_iovs iovs;
+	enum ibv_wc_status st;
+
+	switch (w->opcode) {
+	case RN_OP_READ:
+		st = rn_sgl_resolve(qp->client, qp->pd, w->sge, w->num_sge,
+				    IBV_ACCESS_LOCAL_WRITE, &iovs);
+		*len = iovs.len;
+		break;
+	case RN_OP_CMP_SWAP:
+	case RN_OP_FETCH_ADD:
+		if (w->num_sge != 1 || w->sge[0].length != sizeof(uint64_t))
+			return IBV_WC_LOC_LEN_ERR;
+		st = rn_sgl_resolve(qp->client, qp->pd, w->sge, 1,
+				    IBV_ACCESS_LOCAL_WRITE, &iovs);
+		*len = sizeof(uint64_t);
+		break;
+	default:
+		st = rn_gather(qp, w, &iovs, len);
+		break;
+	}
+	if (!st && *len > RN_MAX_MSG_SZ)
+		st = IBV_WC_LOC_LEN_ERR;
+	return st;
+}
+
+/* Start the next WQE of the send queue, if it may start now. */
+static enum start start_next(struct rn_wire_qp *wq)
+{
+	struct rn_qp *qp = wq->qp;
+	bool idle = wq->head == wq->tail;
+	struct rn_wqe *w = &wq->wqe;
+	enum ibv_wc_status st;
+	struct rn_wire_send *s;
+	uint32_t max_rd;
+	uint64_t len;
+
+	if (qp->attr.qp_state != IBV_QPS_RTS || wq->sq_next == qp->sq_prod)
+		return WAIT;
+	if (wq->tail - wq->head == ring_size(wq)) {
+		wq->blocked = true;
+		return WAIT;
+	}
+	wq->wqe_valid = false;
+	if (rn_sq_fetch_at(qp, wq->sq_next, w)) {
+		/* Fatal to the QP, once what came before it is done. */
+		if (!idle) {
+			wq->blocked = true;
+			return WAIT;
+		}
+		rn_warn("pid %d: QP %u: malformed send WQE\n", qp->client->pid,
+			qp->qpn);
+		rn_qp_fatal(qp, IBV_EVENT_QP_FATAL);
+		return WAIT;
+	}
+	st = op_allowed(qp, w->opcode) ? IBV_WC_SUCCESS : IBV_WC_LOC_QP_OP_ERR;
+	if (!st && w->opcode == RN_OP_LOCAL_INV)
+		st = idle ? rn_local_invalidate(qp, w->imm_data) : st;
+	else if (!st && w->opcode == RN_OP_BIND_MW)
+		st = idle ? rn_mw_bind(qp, w) : st;
+	if (!st && (w->opcode == RN_OP_LOCAL_INV || w->opcode == RN_OP_BIND_MW)) {
+		if (!idle) {
+			wq->blocked = true;
+			return WAIT;
+		}
+		complete_unstarted(wq, w, IBV_WC_SUCCESS);
+		return FINISHED;
+	}
+	if (!st)
+		st = message_len(wq, w, &len);
+	if (st) {
+		if (!idle) {
+			wq->blocked = true;
+			return WAIT;
+		}
+		complete_unstarted(wq, w, st);
+		return FINISHED;
+	}
+	/* FENCE: after every READ and atomic before it has completed.  A
+	 * max_rd_atomic of 0 is taken as 1, so that a READ is not stuck.
+	 */
+	max_rd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+	if ((w->flags & RN_WQE_FENCE && wq->rd_atomic) ||
+	    (read_or_atomic(w->opcode) && wq->rd_atomic >= max_rd)) {
+		wq->blocked = true;
+		return WAIT;
+	}
+	s = send_at(wq, wq->tail++);
+	*s = (struct rn_wire_send){
+		.pos = wq->sq_next,
+		.len = len,
+		.first_psn = wq->next_psn,
+		.npsn = w->opcode == RN_OP_CMP_SWAP || w->opcode == RN_OP_FETCH_ADD ?
+				1 :
+				(uint32_t)(len ? (len + wq->mtu - 1) / wq->mtu : 1),
+		.opcode = w->opcode,
+		.nslots = w->nslots,
+	};
+	if (read_or_atomic(w->opcode))
+		wq->rd_atomic++;
+	wq->next_psn = rn_pkt_psn_add(wq->next_psn, s->npsn);
+	wq->sq_next = (wq->sq_next + w->nslots) & RN_DB_SEQ_MASK;
+	wq->wqe_valid = true;
+	return STARTED;
+}
+
+/* ---- packets ------------------------------------------------------------ */
+
+/* The opcode of packet i of n of a SEND or WRITE. */
+static uint8_t data_opcode(const struct rn_wire_qp *wq, uint8_t op, uint32_t i,
+			   uint32_t n)
+{
+	bool first = i == 0, last = i == n - 1;
+	uint8_t num;
+
+	switch (op) {
+	case RN_OP_WRITE:
+	case RN_OP_WRITE_IMM:
+		if (first)
+			num = last ? (op == RN_OP_WRITE ? RN_PKT_OP_WRITE_ONLY :
+							  RN_PKT_OP_WRITE_ONLY_IMM) :
+				     RN_PKT_OP_WRITE_FIRST;
+		else if (!last)
+			num = RN_PKT_OP_WRITE_MIDDLE;
+		else
+			num = op == RN_OP_WRITE ? RN_PKT_OP_WRITE_LAST :
+						  RN_PKT_OP_WRITE_LAST_IMM;
+		break;
+	default:
+		if (!last)
+			num = first ? RN_PKT_OP_SEND_FIRST : RN_PKT_OP_SEND_MIDDLE;
+		else if (op == RN_OP_SEND_IMM)
+			num = first ? RN_PKT_OP_SEND_ONLY_IMM : RN_PKT_OP_SEND_LAST_IMM;
+		else if (op == RN_OP_SEND_INV)
+			num = first ? RN_PKT_OP_SEND_ONLY_INV : RN_PKT_OP_SEND_LAST_INV;
+		else
+			num = first ? RN_PKT_OP_SEND_ONLY : RN_PKT_OP_SEND_LAST;
+		break;
+	}
+	return wq->transport | num;
+}
+
+/* Where a packet's payload comes from: the WQE's inline bytes or memory. */
+struct gather {
+	struct rn_wire_qp *wq;
+	uint64_t off;
+};
+
+static enum rn_dma_status fill_payload(void *arg, uint8_t *dst, uint32_t len)
+{
+	struct gather *g = arg;
+	struct rn_qp *qp = g->wq->qp;
+	const struct rn_wqe *w = &g->wq->wqe;
+	struct rn_iovs src, part;
+	uint64_t total;
+
+	if (w->flags & RN_WQE_INLINE) {
+		memcpy(dst, w->inline_data + g->off, len);
+		return RN_DMA_OK;
+	}
+	/* Resolved again for every packet: the MR may be gone since. */
+	if (rn_gather(qp, w, &src, &total) || g->off + len > total)
+		return RN_DMA_SRC_FAULT;
+	rn_iovs_sub(&src, g->off, len, &part);
+	return rn_dma_from(&part, dst, len);
+}
+
+/* Build and queue the packet at send_psn of started WQE s. */
+static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
+				      struct rn_wire_send *s)
+{
+	struct rn_qp *qp = wq->qp;
+	const struct rn_wqe *w = &wq->wqe;
+	uint32_t i = rn_pkt_psn_sub(wq->send_psn, s->first_psn);
+	uint64_t off = (uint64_t)i * wq->mtu;
+	struct gather g = { wq, off };
+	rn_wire_fill_fn fill = NULL;
+	struct rn_pkt p = {
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = wq->send_psn,
+		.xrc_srqn = w->dest.remote_srqn,
+	};
+	uint32_t advance = 1;
+	bool last = true;
+
+	switch (w->opcode) {
+	case RN_OP_READ:
+		/* One request for all the responses still missing. */
+		p.opcode = wq->transport | RN_PKT_OP_READ_REQUEST;
+		p.reth = (struct rn_pkt_reth){ w->remote_addr + off, w->rkey,
+					       (uint32_t)(s->len - off) };
+		advance = s->npsn - i;
+		break;
+	case RN_OP_CMP_SWAP:
+	case RN_OP_FETCH_ADD:
+		p.opcode = wq->transport | (w->opcode == RN_OP_CMP_SWAP ?
+						    RN_PKT_OP_COMPARE_SWAP :
+						    RN_PKT_OP_FETCH_ADD);
+		p.atomic = (struct rn_pkt_atomiceth){
+			.va = w->remote_addr,
+			.rkey = w->rkey,
+			.swap_add = w->opcode == RN_OP_CMP_SWAP ? w->swap :
+								  w->compare_add,
+			.compare = w->opcode == RN_OP_CMP_SWAP ? w->compare_add : 0,
+		};
+		break;
+	default:
+		last = i == s->npsn - 1;
+		p.opcode = data_opcode(wq, w->opcode, i, s->npsn);
+		p.payload_len = (uint32_t)(s->len - off < wq->mtu ? s->len - off :
+								      wq->mtu);
+		fill = fill_payload;
+		if (i == 0)
+			p.reth = (struct rn_pkt_reth){ w->remote_addr, w->rkey,
+						       (uint32_t)s->len };
+		if (last) {
+			/* The WQE holds the immediate in network byte order. */
+			p.imm = ntohl(w->imm_data);
+			p.ieth_rkey = w->imm_data;
+			p.se = w->flags & RN_WQE_SOLICITED;
+		}
+		break;
+	}
+	if (reliable(wq) &&
+	    (last || ++wq->noack >= RN_WIRE_ACKREQ_EVERY)) {
+		p.ackreq = true;
+		wq->noack = 0;
+	}
+	switch (rn_wire_send(qp->client->dev, &wq->peer, &p, fill, &g)) {
+	case RN_DMA_OK:
+		break;
+	case RN_DMA_GONE:
+		return RN_DMA_GONE;
+	default:
+		return RN_DMA_SRC_FAULT;
+	}
+	wq->send_psn = rn_pkt_psn_add(wq->send_psn, advance);
+	if (rn_pkt_psn_cmp(wq->send_psn, wq->sent_psn) > 0)
+		wq->sent_psn = wq->send_psn;
+	if (rn_pkt_psn_sub(wq->send_psn, s->first_psn) >= s->npsn) {
+		wq->cur++;
+		wq->wqe_valid = false;
+	}
+	if (reliable(wq))
+		rn_wire_retrans_start(wq);
+	return RN_DMA_OK;
+}
+
+bool rn_wire_requester_run(struct rn_wire_qp *wq, unsigned int budget)
+{
+	struct rn_qp *qp = wq->qp;
+	bool progress = false;
+
+	while (budget && !wq->rnr_wait &&
+	       (qp->attr.qp_state == IBV_QPS_RTS ||
+		qp->attr.qp_state == IBV_QPS_SQD)) {
+		struct rn_wire_send *s;
+
+		if (wq->cur == wq->tail) {
+			enum start r = start_next(wq);
+
+			if (r == WAIT)
+				break;
+			progress = true;
+			if (r == FINISHED)
+				continue;
+		}
+		if (reliable(wq) &&
+		    rn_pkt_psn_sub(wq->send_psn, wq->una) >= RN_WIRE_WINDOW)
+			break;
+		s = send_at(wq, wq->cur);
+		if (!load_wqe(wq, s))
+			return true;
+		switch (send_packet(wq, s)) {
+		case RN_DMA_OK:
+			break;
+		case RN_DMA_GONE:
+			return progress;
+		default:
+			/* Its local buffer is bad: it fails, in its turn. */
+			if (wq->cur != wq->head) {
+				wq->blocked = true;
+				return progress;
+			}
+			rn_wire_complete_head(wq, IBV_WC_LOC_PROT_ERR, 0);
+			return true;
+		}
+		budget--;
+		progress = true;
+		/* UC has nothing to wait for: sent is done. */
+		if (!reliable(wq) && wq->cur != wq->head &&
+		    !rn_wire_complete_head(wq, IBV_WC_SUCCESS,
+					   (uint32_t)send_at(wq, wq->head)->len))
+			return true;
+	}
+	return progress;
+}
+
+bool rn_wire_requester_busy(const struct rn_wire_qp *wq)
+{
+	const struct rn_qp *qp = wq->qp;
+
+	if (wq->rnr_wait || (qp->attr.qp_state != IBV_QPS_RTS &&
+			     qp->attr.qp_state != IBV_QPS_SQD))
+		return false;
+	if (wq->cur != wq->tail)
+		return !reliable(wq) ||
+		       rn_pkt_psn_sub(wq->send_psn, wq->una) < RN_WIRE_WINDOW;
+	return !wq->blocked && qp->attr.qp_state == IBV_QPS_RTS &&
+	       wq->sq_next != qp->sq_prod;
+}
+
+/* Go back to psn (go-back-N), or forward to it after a late ACK. */
+void rn_wire_requester_rewind(struct rn_wire_qp *wq, uint32_t psn)
+{
+	int64_t i = rn_wire_send_of(wq, psn);
+
+	wq->noack = 0;
+	if (i < 0) {
+		/* Past every started WQE: nothing of theirs to send. */
+		wq->cur = wq->tail;
+		wq->send_psn = wq->next_psn;
+	} else {
+		struct rn_wire_send *s = send_at(wq, (uint32_t)i);
+
+		/* A READ is asked again from its first missing response. */
+		if (s->opcode == RN_OP_READ &&
+		    rn_pkt_psn_cmp(psn, rn_pkt_psn_add(s->first_psn, s->done)) < 0)
+			psn = rn_pkt_psn_add(s->first_psn, s->done);
+		if (wq->cur != (uint32_t)i)
+			wq->wqe_valid = false;
+		wq->cur = (uint32_t)i;
+		wq->send_psn = psn;
+	}
+	rn_engine_schedule(wq->qp);
+}
+
+void rn_wire_requester_start(struct rn_wire_qp *wq)
+{
+	struct rn_qp *qp = wq->qp;
+
+	wq->next_psn = qp->attr.sq_psn & RN_PKT_MASK24;
+	wq->una = wq->send_psn = wq->sent_psn = wq->next_psn;
+	wq->sq_next = qp->sq_head;
+	wq->head = wq->cur = wq->tail = 0;
+	wq->rd_atomic = 0;
+	wq->noack = 0;
+	wq->blocked = false;
+	wq->wqe_valid = false;
+	wq->rnr_wait = false;
+	wq->implied_nak = false;
+	wq->retry_left = qp->attr.retry_cnt;
+	wq->rnr_left = qp->attr.rnr_retry;
+}
+
+/* The QP left RTS/SQD for good: what was started is flushed by the SQ. */
+void rn_wire_requester_stop(struct rn_wire_qp *wq)
+{
+	struct rn_timers *ts = &wq->qp->client->dev->timers;
+
+	rn_timer_cancel(ts, &wq->retrans_timer);
+	rn_timer_cancel(ts, &wq->rnr_timer);
+	wq->head = wq->cur = wq->tail = 0;
+	wq->rd_atomic = 0;
+	wq->rnr_wait = false;
+	wq->wqe_valid = false;
+}

@@ -1,0 +1,852 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The responder: a request from the wire is checked completely before it
+ * touches memory (its QP and the address it came from are netio.c's
+ * checks), then executed in PSN order.
+ *
+ *   PSN           the expected one is executed; a later one means packets
+ *                 were lost: one sequence NAK for the expected PSN, then
+ *                 silence until it comes; an earlier one is a duplicate.
+ *   sequence      FIRST, MIDDLE, LAST of one message, nothing in between.
+ *   lengths       FIRST and MIDDLE carry exactly the path MTU, a WRITE's
+ *                 packets add up to its RETH length, a SEND fits its
+ *                 receive WQE.
+ *   access        the QP allows the operation, the rkey names an MR or
+ *                 window of the QP's PD covering the range with the right
+ *                 (a remote access error either way, as hardware answers
+ *                 and the local path does; rxe calls the first an invalid
+ *                 request).
+ *
+ * What fails is answered as rxe answers it (ROCE.md 4.3): a NAK (invalid
+ * request, remote access, remote operational error) and the QP to ERR; no
+ * receive WQE is an RNR NAK, retried by the requester.  UC answers
+ * nothing: what it cannot take is dropped, and so is the rest of its
+ * message.
+ *
+ * Duplicates are never executed twice: a SEND or WRITE is answered with
+ * an ACK for the last PSN taken; a READ is served again from memory, from
+ * the duplicate's PSN on (MIDDLE ... LAST when that is not its first, as
+ * rxe replays); an atomic gets the value it found the first time, from
+ * the resource kept for it.  max_dest_rd_atomic resources are kept, the
+ * oldest reused first.
+ *
+ * ACKs (and NAKs) wait in one slot per QP until the receive batch is over
+ * (so they are coalesced) and until the READ responses before them are
+ * out (so responses leave in PSN order).
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/wire.h"
+
+/* READ response packets one QP sends before the next QP's turn. */
+#define RN_WIRE_REPLY_BUDGET 32
+
+static struct rn_device *dev_of(const struct rn_wire_qp *wq)
+{
+	return wq->qp->client->dev;
+}
+
+static bool reliable(const struct rn_wire_qp *wq)
+{
+	return wq->transport != RN_PKT_UC;
+}
+
+int rn_wire_responder_init(struct rn_wire_qp *wq)
+{
+	uint32_t n = wq->qp->attr.max_dest_rd_atomic, r = 1;
+
+	while (r < n)
+		r <<= 1;
+	free(wq->res);
+	wq->res = NULL;
+	wq->nres = n ? r : 0;
+	if (n && !(wq->res = calloc(wq->nres, sizeof(*wq->res))))
+		return ENOMEM;
+	wq->res_next = 0;
+	wq->replying = 0;
+	wq->epsn = wq->qp->attr.rq_psn & RN_PKT_MASK24;
+	wq->msn = 0;
+	wq->nak_sent = false;
+	wq->in_msg = false;
+	wq->drop_msg = false;
+	return 0;
+}
+
+void rn_wire_responder_free(struct rn_wire_qp *wq)
+{
+	free(wq->res);
+	wq->res = NULL;
+	wq->nres = 0;
+}
+
+/* ---- answers ------------------------------------------------------------------ */
+
+static void send_aeth(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
+{
+	struct rn_pkt p = {
+		.opcode = wq->transport | RN_PKT_OP_ACK,
+		.dqpn = wq->qp->attr.dest_qp_num,
+		.psn = psn,
+		.aeth = { syndrome, wq->msn },
+	};
+
+	rn_wire_send(dev_of(wq), &wq->peer, &p, NULL, NULL);
+}
+
+/*
+ * Answer psn with an ACK or NAK (once the batch is over).  A NAK is not
+ * replaced by an ACK for an earlier PSN (a duplicate's), so that the
+ * requester hears about the loss.
+ */
+static void answer(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
+{
+	bool is_ack = rn_pkt_aeth_type(syndrome) == RN_PKT_AETH_ACK;
+
+	if (wq->ack_pending) {
+		bool pending_ack = rn_pkt_aeth_type(wq->ack_syndrome) ==
+				   RN_PKT_AETH_ACK;
+
+		if (is_ack && !pending_ack &&
+		    rn_pkt_psn_cmp(psn, wq->ack_psn) < 0)
+			return;
+	} else {
+		wq->ack_pending = true;
+		rn_list_add_tail(&dev_of(wq)->wire->acks, &wq->ack_link);
+	}
+	wq->ack_syndrome = syndrome;
+	wq->ack_psn = psn;
+}
+
+static void ack(struct rn_wire_qp *wq, uint32_t psn)
+{
+	answer(wq, rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT), psn);
+}
+
+static void drop_pending_answer(struct rn_wire_qp *wq)
+{
+	if (wq->ack_pending) {
+		wq->ack_pending = false;
+		rn_list_del(&wq->ack_link);
+	}
+}
+
+/* The ACKs and NAKs waiting, for QPs with no READ response to send first. */
+void rn_wire_send_acks(struct rn_device *dev)
+{
+	struct rn_list *pos, *tmp;
+
+	rn_list_for_each_safe(pos, tmp, &dev->wire->acks) {
+		struct rn_wire_qp *wq = rn_container_of(pos, struct rn_wire_qp,
+							 ack_link);
+
+		if (wq->replying)
+			continue;
+		drop_pending_answer(wq);
+		send_aeth(wq, wq->ack_syndrome, wq->ack_psn);
+	}
+}
+
+static enum ibv_event_type nak_event(enum rn_pkt_nak code)
+{
+	switch (code) {
+	case RN_PKT_NAK_INV_REQ:
+		return IBV_EVENT_QP_REQ_ERR;
+	case RN_PKT_NAK_REM_ACCESS:
+		return IBV_EVENT_QP_ACCESS_ERR;
+	default:
+		return IBV_EVENT_QP_FATAL;
+	}
+}
+
+/*
+ * The request at psn is refused for good: a NAK now (before the QP's
+ * state goes), then the QP to ERR with the async event rxe's class
+ * gives.  UC answers nothing and drops the message.
+ */
+static void refuse(struct rn_wire_qp *wq, enum rn_pkt_nak code, uint32_t psn)
+{
+	if (!reliable(wq)) {
+		wq->drop_msg = true;
+		wq->in_msg = false;
+		return;
+	}
+	rn_count_qp(wq->qp, RN_CNT_NAK_SENT);
+	drop_pending_answer(wq);
+	send_aeth(wq, rn_pkt_aeth_nak(code), psn);
+	rn_qp_fatal(wq->qp, nak_event(code));
+}
+
+/*
+ * The request at psn failed on the responder's own receive buffer: its
+ * receive completion says so, the QP goes to ERR without an async event
+ * (as on the local path), and a reliable requester gets the NAK.
+ */
+static void refuse_own(struct rn_wire_qp *wq, enum rn_pkt_nak code,
+		       uint32_t psn)
+{
+	if (reliable(wq)) {
+		rn_count_qp(wq->qp, RN_CNT_NAK_SENT);
+		drop_pending_answer(wq);
+		send_aeth(wq, rn_pkt_aeth_nak(code), psn);
+	}
+	rn_qp_to_error(wq->qp);
+}
+
+/* The receive of the message in progress ends with status (an error). */
+static void fail_receive(struct rn_wire_qp *wq, const struct rn_responder *r,
+			 enum ibv_wc_status status)
+{
+	struct rn_recv_result res = {
+		.status = status,
+		.opcode = IBV_WC_RECV,
+		.src_qp = wq->qp->attr.dest_qp_num,
+	};
+
+	if (!wq->have_rwqe)
+		return;
+	wq->have_rwqe = false;
+	rn_recv_finish(r, &wq->rwqe, &res);
+}
+
+/* ---- executing requests -------------------------------------------------------- */
+
+enum step {
+	TAKEN, /* executed: epsn moves on */
+	HELD, /* not executed (RNR, a client going away): epsn stays */
+	REFUSED, /* answered with a NAK or dropped */
+};
+
+static bool qp_allows(const struct rn_wire_qp *wq, uint32_t access)
+{
+	return wq->qp->attr.qp_access_flags & access;
+}
+
+/* The receive WQE a SEND (or WRITE with immediate) fills. */
+static enum step take_receive(struct rn_wire_qp *wq, const struct rn_responder *r,
+			      uint32_t psn)
+{
+	if (wq->have_rwqe)
+		return TAKEN; /* UC: kept from a message that was dropped */
+	switch (rn_rq_next(r->rq, &wq->rwqe)) {
+	case RN_RQ_OK:
+		rn_rq_consume(r, &wq->rwqe);
+		wq->have_rwqe = true;
+		return TAKEN;
+	case RN_RQ_EMPTY:
+		if (!reliable(wq)) {
+			rn_count_qp(wq->qp, RN_CNT_OUT_OF_BUFFER);
+			wq->drop_msg = true;
+			return REFUSED;
+		}
+		rn_count_qp(wq->qp, RN_CNT_SEND_RNR);
+		answer(wq, rn_pkt_aeth_rnr_nak(wq->qp->attr.min_rnr_timer), psn);
+		/* What follows is dropped until the requester comes back. */
+		wq->nak_sent = true;
+		return HELD;
+	default:
+		if (r->srq)
+			rn_async_event(r->srq->client, r->srq->handle,
+				       r->srq->user_handle, IBV_EVENT_SRQ_ERR);
+		refuse(wq, RN_PKT_NAK_REM_OP, psn);
+		if (!reliable(wq))
+			rn_qp_fatal(wq->qp, IBV_EVENT_QP_FATAL);
+		return REFUSED;
+	}
+}
+
+/* Complete the receive of the message that ends with packet p. */
+static void finish_receive(struct rn_wire_qp *wq, const struct rn_responder *r,
+			   const struct rn_pkt *p, enum ibv_wc_opcode opcode,
+			   uint32_t byte_len)
+{
+	struct rn_recv_result res = {
+		.status = IBV_WC_SUCCESS,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.src_qp = wq->qp->attr.dest_qp_num,
+		.solicited = p->se,
+	};
+	bool inv_failed = false;
+
+	if (p->hdrs & RN_PKT_H_IMMDT) {
+		res.imm_or_key = htonl(p->imm);
+		res.flags = RN_CQE_WITH_IMM;
+	} else if (p->hdrs & RN_PKT_H_IETH) {
+		res.imm_or_key = p->ieth_rkey;
+		res.flags = RN_CQE_WITH_INV;
+		/* As rxe: a key that cannot be invalidated fails the receive
+		 * and the QP, and the requester still gets its ACK.
+		 */
+		if (rn_remote_invalidate(r, p->ieth_rkey)) {
+			res.status = IBV_WC_REM_INV_REQ_ERR;
+			res.flags = 0;
+			inv_failed = true;
+		}
+	}
+	wq->have_rwqe = false;
+	rn_recv_finish(r, &wq->rwqe, &res);
+	if (inv_failed) {
+		if (p->ackreq)
+			send_aeth(wq, rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT),
+				  p->psn);
+		drop_pending_answer(wq);
+		rn_qp_to_error(wq->qp);
+	}
+}
+
+static enum step do_send(struct rn_wire_qp *wq, const struct rn_pkt *p,
+			 uint8_t place)
+{
+	bool first = place == RN_PKT_FIRST || place == RN_PKT_ONLY;
+	bool last = place == RN_PKT_LAST || place == RN_PKT_ONLY;
+	uint32_t srqn = first ? p->xrc_srqn : wq->msg_srqn;
+	struct rn_iovs dsts, part;
+	struct rn_responder r;
+	enum step step;
+
+	if (!rn_responder_of(wq->qp, srqn, &r)) {
+		refuse(wq, RN_PKT_NAK_INV_REQ, p->psn);
+		return REFUSED;
+	}
+	if ((!last && p->payload_len != wq->mtu) || p->payload_len > wq->mtu) {
+		fail_receive(wq, &r, IBV_WC_REM_INV_REQ_ERR);
+		refuse(wq, RN_PKT_NAK_INV_REQ, p->psn);
+		return REFUSED;
+	}
+	if (first) {
+		step = take_receive(wq, &r, p->psn);
+		if (step != TAKEN)
+			return step;
+		wq->msg_srqn = srqn;
+		wq->msg_off = 0;
+	}
+	if (rn_sgl_resolve(r.client, r.buf_pd, wq->rwqe.sge, wq->rwqe.num_sge,
+			   IBV_ACCESS_LOCAL_WRITE, &dsts)) {
+		/* The responder's own buffer is bad: its fault, its error. */
+		fail_receive(wq, &r, IBV_WC_LOC_PROT_ERR);
+		refuse_own(wq, RN_PKT_NAK_REM_OP, p->psn);
+		return REFUSED;
+	}
+	if (wq->msg_off + p->payload_len > dsts.len) {
+		rn_count_qp(wq->qp, RN_CNT_RX_LENGTH_ERRORS);
+		if (!reliable(wq)) {
+			refuse(wq, RN_PKT_NAK_INV_REQ, p->psn); /* dropped */
+			return REFUSED;
+		}
+		fail_receive(wq, &r, IBV_WC_LOC_LEN_ERR);
+		refuse_own(wq, RN_PKT_NAK_INV_REQ, p->psn);
+		return REFUSED;
+	}
+	rn_iovs_sub(&dsts, wq->msg_off, p->payload_len, &part);
+	switch (rn_dma_to(&part, p->payload, p->payload_len)) {
+	case RN_DMA_OK:
+		break;
+	case RN_DMA_GONE:
+		return HELD;
+	default:
+		fail_receive(wq, &r, IBV_WC_LOC_PROT_ERR);
+		refuse_own(wq, RN_PKT_NAK_REM_OP, p->psn);
+		return REFUSED;
+	}
+	wq->msg_off += p->payload_len;
+	wq->in_msg = !last;
+	wq->msg_kind = RN_PKT_K_SEND;
+	if (last)
+		finish_receive(wq, &r, p, IBV_WC_RECV, (uint32_t)wq->msg_off);
+	return TAKEN;
+}
+
+static enum step do_write(struct rn_wire_qp *wq, const struct rn_pkt *p,
+			  uint8_t place)
+{
+	bool first = place == RN_PKT_FIRST || place == RN_PKT_ONLY;
+	bool last = place == RN_PKT_LAST || place == RN_PKT_ONLY;
+	uint32_t srqn = first ? p->xrc_srqn : wq->msg_srqn;
+	struct rn_iovs remote;
+	struct rn_responder r;
+	enum step step;
+
+	if (!rn_responder_of(wq->qp, srqn, &r)) {
+		refuse(wq, RN_PKT_NAK_INV_REQ, p->psn);
+		return REFUSED;
+	}
+	if (!qp_allows(wq, IBV_ACCESS_REMOTE_WRITE)) {
+		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
+		return REFUSED;
+	}
+	if (first) {
+		wq->msg_va = p->reth.va;
+		wq->msg_rkey = p->reth.rkey;
+		wq->msg_len = p->reth.len;
+		wq->msg_off = 0;
+		wq->msg_srqn = srqn;
+		/* The whole range first, so a message is refused at once. */
+		if (!rn_remote_resolve(&r.target, wq->msg_va, wq->msg_rkey,
+				       wq->msg_len, IBV_ACCESS_REMOTE_WRITE,
+				       &remote)) {
+			refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
+			return REFUSED;
+		}
+	}
+	if (last ? wq->msg_off + p->payload_len != wq->msg_len :
+		   p->payload_len != wq->mtu ||
+			   wq->msg_off + p->payload_len > wq->msg_len) {
+		refuse(wq, RN_PKT_NAK_INV_REQ, p->psn);
+		return REFUSED;
+	}
+	/* The immediate needs a receive WQE: wait for one before writing. */
+	if (p->hdrs & RN_PKT_H_IMMDT) {
+		step = take_receive(wq, &r, p->psn);
+		if (step != TAKEN)
+			return step;
+	}
+	if (!rn_remote_resolve(&r.target, wq->msg_va + wq->msg_off, wq->msg_rkey,
+			       p->payload_len, IBV_ACCESS_REMOTE_WRITE, &remote)) {
+		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
+		return REFUSED;
+	}
+	switch (rn_dma_to(&remote, p->payload, p->payload_len)) {
+	case RN_DMA_OK:
+		break;
+	case RN_DMA_GONE:
+		return HELD;
+	default:
+		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
+		return REFUSED;
+	}
+	wq->msg_off += p->payload_len;
+	wq->in_msg = !last;
+	wq->msg_kind = RN_PKT_K_WRITE;
+	if (last && p->hdrs & RN_PKT_H_IMMDT)
+		finish_receive(wq, &r, p, IBV_WC_RECV_RDMA_WITH_IMM, wq->msg_len);
+	return TAKEN;
+}
+
+/* The resource the next READ or atomic takes (the oldest). */
+static struct rn_wire_res *new_resource(struct rn_wire_qp *wq)
+{
+	struct rn_wire_res *res = &wq->res[wq->res_next];
+
+	wq->res_next = (wq->res_next + 1) & (wq->nres - 1);
+	if (res->replying)
+		wq->replying--;
+	memset(res, 0, sizeof(*res));
+	return res;
+}
+
+static void reply(struct rn_wire_qp *wq, struct rn_wire_res *res, uint32_t psn)
+{
+	res->start_psn = res->next_psn = psn;
+	if (!res->replying) {
+		res->replying = true;
+		wq->replying++;
+	}
+	if (!wq->on_work) {
+		wq->on_work = true;
+		rn_list_add_tail(&dev_of(wq)->wire->work, &wq->work_link);
+	}
+}
+
+static enum step do_read(struct rn_wire_qp *wq, const struct rn_pkt *p,
+			 uint32_t *npsn)
+{
+	struct rn_wire_res *res;
+	struct rn_iovs remote;
+	struct rn_responder r;
+
+	if (!wq->nres || !rn_responder_of(wq->qp, p->xrc_srqn, &r)) {
+		refuse(wq, RN_PKT_NAK_INV_REQ, p->psn);
+		return REFUSED;
+	}
+	if (!qp_allows(wq, IBV_ACCESS_REMOTE_READ)) {
+		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
+		return REFUSED;
+	}
+	if (!rn_remote_resolve(&r.target, p->reth.va, p->reth.rkey, p->reth.len,
+			       IBV_ACCESS_REMOTE_READ, &remote)) {
+		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
+		return REFUSED;
+	}
+	res = new_resource(wq);
+	res->kind = RN_PKT_K_READ_REQ;
+	res->first_psn = p->psn;
+	res->npsn = p->reth.len ? (p->reth.len + wq->mtu - 1) / wq->mtu : 1;
+	res->va = p->reth.va;
+	res->rkey = p->reth.rkey;
+	res->len = p->reth.len;
+	res->srqn = p->xrc_srqn;
+	reply(wq, res, p->psn);
+	*npsn = res->npsn;
+	return TAKEN;
+}
+
+/*
+ * Atomics are atomic with respect to everything this device does (one
+ * thread does it all); the operands are in the responder's byte order.
+ */
+static enum step do_atomic(struct rn_wire_qp *wq, const struct rn_pkt *p)
+{
+	const struct rn_pkt_atomiceth *a = &p->atomic;
+	struct rn_wire_res *res;
+	struct rn_iovs remote;
+	struct rn_responder r;
+	enum rn_dma_status st;
+	uint64_t old, new;
+
+	if (!wq->nres || !rn_responder_of(wq->qp, p->xrc_srqn, &r) ||
+	    a->va % sizeof(old)) {
+		refuse(wq, RN_PKT_NAK_INV_REQ, p->psn);
+		return REFUSED;
+	}
+	if (!qp_allows(wq, IBV_ACCESS_REMOTE_ATOMIC)) {
+		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
+		return REFUSED;
+	}
+	if (!rn_remote_resolve(&r.target, a->va, a->rkey, sizeof(old),
+			       IBV_ACCESS_REMOTE_ATOMIC, &remote)) {
+		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
+		return REFUSED;
+	}
+	st = rn_dma_from(&remote, &old, sizeof(old));
+	if (st == RN_DMA_OK) {
+		if ((p->opcode & 0x1F) == RN_PKT_OP_FETCH_ADD)
+			new = old + a->swap_add;
+		else
+			new = old == a->compare ? a->swap_add : old;
+		if (new != old)
+			st = rn_dma_to(&remote, &new, sizeof(new));
+	}
+	if (st == RN_DMA_GONE)
+		return HELD;
+	if (st) {
+		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
+		return REFUSED;
+	}
+	res = new_resource(wq);
+	res->kind = RN_PKT_K_ATOMIC;
+	res->first_psn = p->psn;
+	res->npsn = 1;
+	res->va = a->va;
+	res->rkey = a->rkey;
+	res->srqn = p->xrc_srqn;
+	res->orig = old;
+	reply(wq, res, p->psn);
+	return TAKEN;
+}
+
+/* Is the opcode where the message in progress (or none) allows it? */
+static bool in_sequence(const struct rn_wire_qp *wq, uint8_t kind, uint8_t place)
+{
+	bool continues = place == RN_PKT_MIDDLE || place == RN_PKT_LAST;
+
+	if (wq->in_msg)
+		return kind == wq->msg_kind && continues;
+	return !continues;
+}
+
+static void execute(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
+{
+	const struct rn_pkt *p = &pkt->p;
+	uint8_t kind = pkt->op->kind, place = pkt->op->place;
+	uint32_t npsn = 1;
+	enum step step;
+
+	if (!in_sequence(wq, kind, place)) {
+		struct rn_responder r;
+
+		if (wq->have_rwqe && rn_responder_of(wq->qp, wq->msg_srqn, &r))
+			fail_receive(wq, &r, IBV_WC_REM_INV_REQ_ERR);
+		refuse(wq, RN_PKT_NAK_INV_REQ, p->psn);
+		return;
+	}
+	switch (kind) {
+	case RN_PKT_K_SEND:
+		step = do_send(wq, p, place);
+		break;
+	case RN_PKT_K_WRITE:
+		step = do_write(wq, p, place);
+		break;
+	case RN_PKT_K_READ_REQ:
+		step = do_read(wq, p, &npsn);
+		break;
+	default:
+		step = do_atomic(wq, p);
+		break;
+	}
+	if (step != TAKEN)
+		return;
+	wq->epsn = rn_pkt_psn_add(wq->epsn, npsn);
+	if (kind == RN_PKT_K_READ_REQ || kind == RN_PKT_K_ATOMIC ||
+	    place == RN_PKT_LAST || place == RN_PKT_ONLY)
+		wq->msn = (wq->msn + 1) & RN_PKT_MASK24;
+	if (p->ackreq && reliable(wq) && kind != RN_PKT_K_READ_REQ &&
+	    kind != RN_PKT_K_ATOMIC)
+		ack(wq, p->psn);
+}
+
+/* ---- duplicates ------------------------------------------------------------------ */
+
+static struct rn_wire_res *resource_of(struct rn_wire_qp *wq, uint8_t kind,
+				       uint32_t psn)
+{
+	uint32_t i;
+
+	for (i = 0; i < wq->nres; i++) {
+		struct rn_wire_res *res = &wq->res[i];
+
+		if (res->kind == kind &&
+		    rn_pkt_psn_sub(psn, res->first_psn) < res->npsn)
+			return res;
+	}
+	return NULL;
+}
+
+static void duplicate(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
+{
+	const struct rn_pkt *p = &pkt->p;
+	struct rn_wire_res *res;
+	uint64_t off;
+
+	rn_count_qp(wq->qp, RN_CNT_DUP_REQ);
+	switch (pkt->op->kind) {
+	case RN_PKT_K_READ_REQ:
+		/* Served again if it asks for the rest of what it asked. */
+		res = resource_of(wq, RN_PKT_K_READ_REQ, p->psn);
+		if (!res)
+			return;
+		off = (uint64_t)rn_pkt_psn_sub(p->psn, res->first_psn) * wq->mtu;
+		if (p->reth.rkey != res->rkey || p->reth.va != res->va + off ||
+		    p->reth.len != res->len - off)
+			return;
+		reply(wq, res, p->psn);
+		return;
+	case RN_PKT_K_ATOMIC:
+		res = resource_of(wq, RN_PKT_K_ATOMIC, p->psn);
+		if (res && res->first_psn == p->psn)
+			reply(wq, res, p->psn);
+		return;
+	default:
+		ack(wq, rn_pkt_psn_sub(wq->epsn, 1));
+		return;
+	}
+}
+
+/* ---- UC: no ACKs, no NAKs, lost packets lose their message ---------------------------- */
+
+static void uc_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
+{
+	const struct rn_pkt *p = &pkt->p;
+	uint8_t place = pkt->op->place;
+	bool starts = place == RN_PKT_FIRST || place == RN_PKT_ONLY;
+
+	if (p->psn != wq->epsn) {
+		if (rn_pkt_psn_cmp(p->psn, wq->epsn) < 0) {
+			rn_count_qp(wq->qp, RN_CNT_DUP_REQ);
+			return;
+		}
+		rn_count_qp(wq->qp, RN_CNT_OOS_REQ);
+		/* The message in progress lost a packet: it is dropped; its
+		 * receive WQE, if it took one, is kept for the next one.
+		 */
+		wq->epsn = p->psn;
+		wq->in_msg = false;
+		wq->drop_msg = !starts;
+	}
+	wq->epsn = rn_pkt_psn_add(p->psn, 1);
+	if (wq->drop_msg) {
+		if (!starts)
+			return;
+		wq->drop_msg = false;
+	}
+	if (!in_sequence(wq, pkt->op->kind, place)) {
+		wq->in_msg = false;
+		wq->drop_msg = !starts;
+		if (!starts)
+			return;
+	}
+	if (pkt->op->kind == RN_PKT_K_SEND)
+		do_send(wq, p, place);
+	else
+		do_write(wq, p, place);
+}
+
+void rn_wire_responder_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
+{
+	struct rn_qp *qp = wq->qp;
+	int32_t d;
+
+	if (!rn_qp_receiving(qp)) {
+		rn_count_qp(wq->qp, RN_CNT_NO_QP);
+		return;
+	}
+	if (!qp->comm_est && qp->attr.qp_state == IBV_QPS_RTR) {
+		qp->comm_est = true;
+		rn_qp_event(qp, IBV_EVENT_COMM_EST);
+	}
+	if (!reliable(wq)) {
+		uc_recv(wq, pkt);
+		return;
+	}
+	d = rn_pkt_psn_cmp(pkt->p.psn, wq->epsn);
+	if (d > 0) {
+		rn_count_qp(wq->qp, RN_CNT_OOS_REQ);
+		if (!wq->nak_sent) {
+			wq->nak_sent = true;
+			answer(wq, rn_pkt_aeth_nak(RN_PKT_NAK_PSN_SEQ), wq->epsn);
+		}
+		return;
+	}
+	if (d < 0) {
+		duplicate(wq, pkt);
+		return;
+	}
+	wq->nak_sent = false;
+	execute(wq, pkt);
+}
+
+/* ---- READ responses and atomic ACKs ---------------------------------------------- */
+
+static uint8_t read_opcode(const struct rn_wire_qp *wq,
+			   const struct rn_wire_res *res, uint32_t i)
+{
+	bool final = i == res->npsn - 1;
+	bool from_start = res->next_psn == res->start_psn;
+
+	/* A replay from a later PSN has no FIRST (ROCE.md 4.3). */
+	if (from_start && res->start_psn == res->first_psn)
+		return wq->transport | (final ? RN_PKT_OP_READ_RESP_ONLY :
+						RN_PKT_OP_READ_RESP_FIRST);
+	return wq->transport | (final ? RN_PKT_OP_READ_RESP_LAST :
+					RN_PKT_OP_READ_RESP_MIDDLE);
+}
+
+struct read_src {
+	struct rn_wire_qp *wq;
+	const struct rn_wire_res *res;
+	uint64_t off;
+};
+
+static enum rn_dma_status fill_read(void *arg, uint8_t *dst, uint32_t len)
+{
+	struct read_src *src = arg;
+	struct rn_responder r;
+	struct rn_iovs remote;
+
+	/* Checked again for each packet: the MR may be gone since. */
+	if (!rn_responder_of(src->wq->qp, src->res->srqn, &r) ||
+	    !rn_remote_resolve(&r.target, src->res->va + src->off,
+			       src->res->rkey, len, IBV_ACCESS_REMOTE_READ,
+			       &remote))
+		return RN_DMA_SRC_FAULT;
+	return rn_dma_from(&remote, dst, len);
+}
+
+/* Send up to budget responses of res; returns how many went. */
+static unsigned int send_responses(struct rn_wire_qp *wq,
+				   struct rn_wire_res *res, unsigned int budget)
+{
+	unsigned int sent = 0;
+
+	while (res->replying && sent < budget) {
+		uint32_t i = rn_pkt_psn_sub(res->next_psn, res->first_psn);
+		struct rn_pkt p = {
+			.dqpn = wq->qp->attr.dest_qp_num,
+			.psn = res->next_psn,
+			.aeth = { rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT), wq->msn },
+		};
+		struct read_src src = { wq, res, (uint64_t)i * wq->mtu };
+
+		if (res->kind == RN_PKT_K_ATOMIC) {
+			p.opcode = wq->transport | RN_PKT_OP_ATOMIC_ACK;
+			p.atomic_ack = res->orig;
+			rn_wire_send(dev_of(wq), &wq->peer, &p, NULL, NULL);
+		} else {
+			p.opcode = read_opcode(wq, res, i);
+			p.payload_len = res->len - src.off < wq->mtu ?
+						(uint32_t)(res->len - src.off) :
+						wq->mtu;
+			switch (rn_wire_send(dev_of(wq), &wq->peer, &p,
+					     fill_read, &src)) {
+			case RN_DMA_OK:
+				break;
+			case RN_DMA_GONE:
+				return sent;
+			default:
+				res->replying = false;
+				wq->replying--;
+				refuse(wq, RN_PKT_NAK_REM_ACCESS, res->next_psn);
+				return sent;
+			}
+		}
+		sent++;
+		res->next_psn = rn_pkt_psn_add(res->next_psn, 1);
+		if (rn_pkt_psn_sub(res->next_psn, res->first_psn) >= res->npsn) {
+			res->replying = false;
+			wq->replying--;
+		}
+	}
+	return sent;
+}
+
+/* The QP's turn at sending responses, oldest resource first. */
+static bool responder_run(struct rn_wire_qp *wq, unsigned int budget)
+{
+	unsigned int k;
+
+	for (k = 0; k < wq->nres && wq->replying && budget; k++) {
+		struct rn_wire_res *res = &wq->res[(wq->res_next + k) & (wq->nres - 1)];
+
+		if (res->replying)
+			budget -= send_responses(wq, res, budget);
+		if (res->replying)
+			break; /* its next turn comes first */
+		if (wq->qp->attr.qp_state == IBV_QPS_ERR)
+			return true;
+	}
+	if (!wq->replying && wq->ack_pending) {
+		drop_pending_answer(wq);
+		send_aeth(wq, wq->ack_syndrome, wq->ack_psn);
+	}
+	return !wq->replying;
+}
+
+/* Every QP's READ responses and atomic ACKs, a budget at a time. */
+bool rn_wire_reply(struct rn_device *dev)
+{
+	struct rn_list *pos, *tmp;
+	bool progress = false;
+
+	rn_list_for_each_safe(pos, tmp, &dev->wire->work) {
+		struct rn_wire_qp *wq = rn_container_of(pos, struct rn_wire_qp,
+							 work_link);
+
+		progress = true;
+		if (responder_run(wq, RN_WIRE_REPLY_BUDGET) && wq->on_work) {
+			wq->on_work = false;
+			rn_list_del(&wq->work_link);
+		}
+	}
+	return progress;
+}
+
+/* The QP went to ERR or RESET: what the responder held goes. */
+void rn_wire_responder_stop(struct rn_wire_qp *wq)
+{
+	struct rn_responder r;
+	uint32_t i;
+
+	drop_pending_answer(wq);
+	if (wq->on_work) {
+		wq->on_work = false;
+		rn_list_del(&wq->work_link);
+	}
+	for (i = 0; i < wq->nres; i++)
+		wq->res[i].replying = false;
+	wq->replying = 0;
+	wq->in_msg = false;
+	if (wq->have_rwqe && rn_responder_of(wq->qp, wq->msg_srqn, &r))
+		fail_receive(wq, &r, IBV_WC_WR_FLUSH_ERR);
+	wq->have_rwqe = false;
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The RoCEv2 transport: what ringnicd does for a QP whose other end is
+ * not a QP of this device (or every connected QP, with --local-on-wire).
+ * Split as the IB spec and rxe split it:
+ *
+ *   netio.c      the port's UDP sockets (one per GID, port 4791): batches
+ *                of packets out, batches in, the ICRC both ways, and the
+ *                dispatch of what arrives
+ *   requester.c  send WQEs -> packets: PSNs, segmentation by path MTU,
+ *                AckReq, the window of unacknowledged packets, go-back-N
+ *   completer.c  ACKs, NAKs, READ responses and atomic ACKs -> CQEs; the
+ *                retransmit timer (seed 004), retry_cnt and rnr_retry
+ *   responder.c  requests -> validation -> memory and receive WQEs ->
+ *                ACK/NAK, READ responses, atomic ACKs; duplicates and the
+ *                READ/atomic replay resources
+ *   datagram.c   UD on the wire
+ *
+ * packet.c and icrc.c are the codec all of them share.  Everything here
+ * runs on ringnicd's one thread.
+ */
+#ifndef RN_WIRE_H
+#define RN_WIRE_H
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "datapath.h"
+#include "wire/icrc.h"
+#include "wire/packet.h"
+
+/* PSNs a requester may have sent and not seen acknowledged (rxe: 128). */
+#define RN_WIRE_WINDOW 128u
+/* Packets of a message after which the requester asks for an ACK. */
+#define RN_WIRE_ACKREQ_EVERY 64u
+/* Bytes a packet buffer holds: the largest IB MTU and every header. */
+#define RN_WIRE_PKT_MAX (4096 + 64 + RN_PKT_ICRC_BYTES)
+
+/* Where packets of a QP go and must come from. */
+struct rn_wire_peer {
+	sa_family_t family; /* AF_INET or AF_INET6 */
+	uint8_t sgid_index; /* our address: the socket they leave from */
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} addr; /* the remote address, port 4791 */
+};
+
+/* A send WQE the requester has started (its PSNs are assigned). */
+struct rn_wire_send {
+	uint64_t pos; /* slot counter of the WQE in the SQ */
+	uint64_t len; /* message length */
+	uint32_t first_psn;
+	uint32_t npsn; /* PSNs it takes: packets, or a READ's responses */
+	uint32_t done; /* READ: responses received */
+	uint8_t opcode; /* RN_OP_* */
+	uint8_t nslots;
+};
+
+/* A READ or atomic the responder executed, kept to answer duplicates. */
+struct rn_wire_res {
+	uint8_t kind; /* 0 (free), RN_PKT_K_READ_REQ or RN_PKT_K_ATOMIC */
+	uint32_t first_psn;
+	uint32_t npsn;
+	uint64_t va; /* the RETH or AtomicETH of the request */
+	uint32_t rkey;
+	uint32_t len;
+	uint32_t srqn; /* XRC: the SRQ (and so the PD) it was checked against */
+	uint64_t orig; /* atomic: the value it found */
+	/* replying: the next response PSN; the first one a replay sent */
+	bool replying;
+	uint32_t next_psn;
+	uint32_t start_psn;
+};
+
+struct rn_wire_qp {
+	struct rn_qp *qp;
+	struct rn_wire_peer peer;
+	uint32_t mtu; /* path MTU, bytes */
+	uint8_t transport; /* RN_PKT_RC, _UC or _XRC: its packets' opcodes */
+
+	/* ---- requester ---- */
+	uint32_t next_psn; /* the first PSN no WQE has taken yet */
+	uint32_t una; /* the oldest PSN not acknowledged */
+	uint32_t send_psn; /* the next PSN to (re)send */
+	uint32_t sent_psn; /* one past the highest PSN sent */
+	uint64_t sq_next; /* slot counter of the first WQE not started */
+	struct rn_wire_send *sends; /* ring of started WQEs, oldest first */
+	uint32_t sends_mask;
+	uint32_t head; /* oldest started WQE not completed */
+	uint32_t cur; /* the one send_psn is in (head <= cur <= tail) */
+	uint32_t tail;
+	uint32_t rd_atomic; /* READs and atomics not completed */
+	uint32_t noack; /* packets since the last AckReq */
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	bool blocked; /* the next WQE waits for completions (order, FENCE) */
+	bool rnr_wait; /* an RNR NAK's timer runs: send nothing */
+	bool implied_nak; /* a response gap was seen, a retry is under way */
+	struct rn_timer retrans_timer;
+	struct rn_timer rnr_timer;
+	struct rn_wqe wqe; /* the WQE at cur, fetched */
+	bool wqe_valid;
+
+	/* ---- responder ---- */
+	uint32_t epsn; /* expected PSN */
+	uint32_t msn; /* messages completed, 24 bits */
+	bool nak_sent; /* a sequence NAK for epsn is out: drop until it comes */
+	bool in_msg; /* between the FIRST and the LAST of a message */
+	uint8_t msg_kind; /* its RN_PKT_K_SEND or RN_PKT_K_WRITE */
+	uint32_t msg_srqn; /* XRC: the SRQ the message's receive comes from */
+	uint64_t msg_off; /* bytes of the message so far */
+	uint64_t msg_va; /* WRITE: from the RETH */
+	uint32_t msg_rkey;
+	uint32_t msg_len;
+	struct rn_rwqe rwqe; /* SEND: the receive WQE it fills */
+	bool have_rwqe;
+	bool drop_msg; /* UC: the message lost a packet; wait for a FIRST/ONLY */
+	struct rn_wire_res *res; /* max_dest_rd_atomic entries */
+	uint32_t nres;
+	uint32_t res_next; /* the entry the next READ or atomic takes */
+	uint32_t replying; /* entries with responses to send */
+	/* the ACK or NAK to send once the responses before it are out */
+	bool ack_pending;
+	uint8_t ack_syndrome;
+	uint32_t ack_psn;
+	struct rn_list ack_link; /* on the device's list of pending ACKs */
+
+	struct rn_list work_link; /* on the device's list of replying QPs */
+	bool on_work;
+};
+
+/* One of the port's UDP sockets: GID table entry 'gid_index'. */
+struct rn_wire_sock {
+	int fd; /* -1: none */
+	sa_family_t family;
+	uint8_t gid_index;
+	uint32_t qps; /* connected QPs sending from it: every pass reads it */
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} local;
+	struct rn_watch watch;
+};
+
+#define RN_WIRE_TX_BATCH 64
+#define RN_WIRE_RX_BATCH 64
+
+struct rn_wire_tx {
+	uint8_t buf[RN_WIRE_PKT_MAX];
+	size_t len;
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} to;
+	socklen_t tolen;
+};
+
+struct rn_wire_rx {
+	uint8_t buf[RN_WIRE_PKT_MAX];
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} from;
+	uint8_t cmsg[64];
+};
+
+/* The device's transport. */
+struct rn_wire {
+	struct rn_device *dev;
+	struct rn_wire_sock socks[RN_GID_TABLE_LEN];
+	struct rn_icrc_solver solver;
+	uint32_t nqps; /* QPs on the wire: while any, every pass reads */
+	struct rn_list acks; /* QPs with an ACK or NAK to send */
+	struct rn_list work; /* QPs with READ or atomic responses to send */
+
+	/* packets built and waiting for sendmmsg, all from one socket */
+	struct rn_wire_tx tx[RN_WIRE_TX_BATCH];
+	unsigned int ntx;
+	int tx_sock;
+
+	struct rn_wire_rx rx[RN_WIRE_RX_BATCH];
+};
+
+/* What a received packet is, beyond what its headers say. */
+struct rn_wire_pkt {
+	struct rn_pkt p;
+	const struct rn_pkt_op *op;
+	struct rn_wire_sock *sock; /* it arrived on */
+	const struct sockaddr *from;
+	uint8_t ttl; /* of its IP header (hop limit), for a UD GRH */
+	uint8_t tos; /* traffic class */
+	uint16_t ip_id; /* IPv4: recovered from its ICRC */
+	uint32_t flow_label; /* IPv6 */
+	size_t udp_len; /* UDP header, BTH .. ICRC */
+};
+
+/* netio.c */
+socklen_t rn_wire_gid_addr(const struct rn_device *dev, const uint8_t *gid,
+			   struct sockaddr_in6 *v6, struct sockaddr_in *v4);
+bool rn_wire_peer_is(const struct rn_wire_peer *peer,
+		     const struct rn_wire_pkt *pkt);
+/* Writes len payload bytes at dst (of a packet being built). */
+typedef enum rn_dma_status (*rn_wire_fill_fn)(void *arg, uint8_t *dst,
+					      uint32_t len);
+enum rn_dma_status rn_wire_send(struct rn_device *dev,
+				const struct rn_wire_peer *peer,
+				const struct rn_pkt *p, rn_wire_fill_fn fill,
+				void *arg);
+
+/* connection.c */
+/* The GID of a socket address (IPv4-mapped for IPv4). */
+void rn_wire_gid_of(const struct sockaddr *sa, uint8_t *gid);
+/* The peer at dgid, reached from our GID sgid_index; false if none can be. */
+bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
+		     const uint8_t *dgid, struct rn_wire_peer *peer);
+
+
+/* requester.c */
+bool rn_wire_requester_run(struct rn_wire_qp *wq, unsigned int budget);
+bool rn_wire_requester_busy(const struct rn_wire_qp *wq);
+void rn_wire_requester_start(struct rn_wire_qp *wq);
+void rn_wire_requester_stop(struct rn_wire_qp *wq);
+/* Send again from psn, or skip forward to it. */
+void rn_wire_requester_rewind(struct rn_wire_qp *wq, uint32_t psn);
+/* The started WQE psn belongs to (an index into wq->sends), or -1. */
+int64_t rn_wire_send_of(const struct rn_wire_qp *wq, uint32_t psn);
+/* Retire the oldest started WQE; false when the QP failed meanwhile. */
+bool rn_wire_complete_head(struct rn_wire_qp *wq, enum ibv_wc_status status,
+			   uint32_t byte_len);
+
+/* completer.c */
+void rn_wire_completer_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
+void rn_wire_timers_init(struct rn_wire_qp *wq);
+void rn_wire_retrans_start(struct rn_wire_qp *wq);
+
+/* responder.c */
+int rn_wire_responder_init(struct rn_wire_qp *wq);
+void rn_wire_responder_stop(struct rn_wire_qp *wq);
+void rn_wire_responder_free(struct rn_wire_qp *wq);
+void rn_wire_responder_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
+void rn_wire_send_acks(struct rn_device *dev);
+
+/* datagram.c */
+void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt);
+
+#endif
