@@ -47,12 +47,13 @@ int ringnicdv_req_notify_cq(struct ibv_cq *cq,
 #define RINGNICDV_SEND_DEFER (1u << 30)
 
 /*
- * The send queue as a window of bytes, for an application that counts its
- * own credits: a WR with n SGEs takes
+ * The send queue as a window of bytes and a count of WRs, for an
+ * application that counts its own credits: a WR with n SGEs takes
  *	roundup(op_size + iov_size * n, op_alignment)
  * bytes, an inline WR roundup(op_size + inline bytes, op_alignment), and
- * posting fails with ENOMEM exactly when that is more than 'free'.
- * Space comes back when the WR completes (polled or not).
+ * one of the max_wr WRs; posting fails with ENOMEM exactly when that is
+ * more than 'free' or free_wr is 0.  Room comes back when the WR completes
+ * (polled or not).
  */
 struct ringnicdv_sq_window {
 	uint64_t comp_mask; /* out: no bits defined yet */
@@ -63,6 +64,8 @@ struct ringnicdv_sq_window {
 	uint32_t op_alignment; /* a WR takes a multiple of this */
 	uint32_t inline_limit; /* inline bytes a WR may carry */
 	uint32_t free; /* bytes free now */
+	uint32_t free_wr; /* WRs that may be posted now */
+	uint32_t max_wr; /* WRs the queue holds: the QP's max_send_wr */
 	uint32_t reserved;
 };
 
@@ -79,6 +82,18 @@ struct ringnicdv_qp_counters {
 	uint64_t groups; /* descriptor groups the device fetched */
 	uint64_t wqes; /* send WQEs the device fetched */
 	uint64_t stale; /* doorbell records it dropped as stale */
+	/* On the wire (RoCEv2), as the device's hw_counters of the same
+	 * names count them for all QPs; 32 bits, wrapping.
+	 */
+	uint64_t ack_timeouts; /* local_ack_timeout_err */
+	uint64_t seq_naks; /* rcvd_seq_err + implied_nak_seq_err */
+	uint64_t retries; /* completer_retry_err */
+	uint64_t rnr_naks; /* rcvd_rnr_err */
+	uint64_t remote_naks; /* req_remote_invalid_request + _access_errors +
+			       * _operation_errors */
+	uint64_t duplicate_requests; /* duplicate_request */
+	uint64_t out_of_seq_requests; /* out_of_seq_request */
+	uint64_t naks_sent; /* resp_naks_sent + send_rnr_err */
 };
 
 int ringnicdv_query_qp_counters(struct ibv_qp *qp,

@@ -126,3 +126,14 @@ void *rn_map_fd(int fd, size_t size)
 	close(fd);
 	return mem == MAP_FAILED ? NULL : mem;
 }
+
+/* A request that names one handle and answers with nothing but a status. */
+int rn_ctl_handle_call(struct ibv_context *context, enum rn_ctl_op op,
+		       uint32_t handle)
+{
+	struct rn_ctl_handle_req req = { .hdr.op = op, .handle = handle };
+	struct rn_ctl_resp_hdr resp;
+
+	return rn_ctl_call(to_rn_ctx(context), &req, sizeof(req), &resp,
+			   sizeof(resp), NULL, 0, NULL, 0);
+}

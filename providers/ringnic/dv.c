@@ -76,6 +76,10 @@ int ringnicdv_query_sq_window(struct ibv_qp *ibqp,
 	 * ibv_wr_start and ibv_wr_complete, which hold it.
 	 */
 	w.free = rn_sq_free_slots(qp) * RN_SLOT_SIZE;
+	w.max_wr = qp->cap.max_send_wr;
+	w.free_wr = w.max_wr -
+		    (__atomic_load_n(&qp->sq_wr_prod, __ATOMIC_RELAXED) -
+		     __atomic_load_n(&qp->ctrl->sq_wr_cons, __ATOMIC_ACQUIRE));
 	copy_out(window, inlen, &w, sizeof(w));
 	return 0;
 }
@@ -99,6 +103,16 @@ int ringnicdv_query_qp_counters(struct ibv_qp *ibqp,
 	c.groups = __atomic_load_n(&qp->ctrl->groups, __ATOMIC_RELAXED);
 	c.wqes = __atomic_load_n(&qp->ctrl->wqes, __ATOMIC_RELAXED);
 	c.stale = __atomic_load_n(&qp->ctrl->stale, __ATOMIC_RELAXED);
+#define WIRE(f) c.f = __atomic_load_n(&qp->ctrl->f, __ATOMIC_RELAXED)
+	WIRE(ack_timeouts);
+	WIRE(seq_naks);
+	WIRE(retries);
+	WIRE(rnr_naks);
+	WIRE(remote_naks);
+	WIRE(duplicate_requests);
+	WIRE(out_of_seq_requests);
+	WIRE(naks_sent);
+#undef WIRE
 	copy_out(counters, inlen, &c, sizeof(c));
 	return 0;
 }

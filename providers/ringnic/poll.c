@@ -43,6 +43,13 @@ static bool overrun(const struct rn_cq *cq)
 	return __atomic_load_n(&cq->ctrl->overrun, __ATOMIC_ACQUIRE);
 }
 
+static unsigned int wc_flags(const struct rn_cqe *cqe)
+{
+	return (cqe->flags & RN_CQE_WITH_IMM ? IBV_WC_WITH_IMM : 0) |
+	       (cqe->flags & RN_CQE_WITH_INV ? IBV_WC_WITH_INV : 0) |
+	       (cqe->flags & RN_CQE_GRH ? IBV_WC_GRH : 0);
+}
+
 int rn_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct rn_cq *cq = to_rn_cq(ibcq);
@@ -59,12 +66,12 @@ int rn_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 			.wr_id = cqe->wr_id,
 			.status = cqe->status,
 			.opcode = cqe->opcode,
-			.vendor_err = cqe->vendor_err,
 			.byte_len = cqe->byte_len,
 			.imm_data = cqe->imm_data,
 			.qp_num = cqe->qp_num,
 			.src_qp = cqe->src_qp,
-			.wc_flags = cqe->flags & RN_CQE_WITH_IMM ? IBV_WC_WITH_IMM : 0,
+			.wc_flags = wc_flags(cqe),
+			.sl = cqe->sl,
 		};
 		cq->cons++;
 	}
@@ -101,6 +108,8 @@ int rn_arm_cq(struct rn_cq *cq, uint32_t level)
 	if (rn_dead(to_rn_ctx(cq->ibv_cq.context)))
 		return ENODEV;
 	rn_cq_flush_deferred(cq);
+	/* Under the lock: a resize moves the arm word with the CQ. */
+	cq_lock(cq);
 	old = __atomic_load_n(&cq->ctrl->arm, __ATOMIC_RELAXED);
 	while (!__atomic_compare_exchange_n(&cq->ctrl->arm, &old,
 					    rn_arm_raise(old, level), false,
@@ -115,6 +124,7 @@ int rn_arm_cq(struct rn_cq *cq, uint32_t level)
 	if (__atomic_load_n(&waiting->owner, __ATOMIC_SEQ_CST) ==
 	    RN_CQE_PHASE(cons, cq->log2_entries))
 		ring_cq(cq);
+	cq_unlock(cq);
 	return 0;
 }
 
@@ -194,16 +204,12 @@ static enum ibv_wc_opcode read_opcode(struct ibv_cq_ex *ibcq)
 	return to_rn_cq_ex(ibcq)->cur->opcode;
 }
 
-static uint32_t read_vendor_err(struct ibv_cq_ex *ibcq)
-{
-	return to_rn_cq_ex(ibcq)->cur->vendor_err;
-}
-
 static uint32_t read_byte_len(struct ibv_cq_ex *ibcq)
 {
 	return to_rn_cq_ex(ibcq)->cur->byte_len;
 }
 
+/* Also what ibv_wc_read_invalidated_rkey reads. */
 static __be32 read_imm_data(struct ibv_cq_ex *ibcq)
 {
 	return to_rn_cq_ex(ibcq)->cur->imm_data;
@@ -221,10 +227,16 @@ static uint32_t read_src_qp(struct ibv_cq_ex *ibcq)
 
 static unsigned int read_wc_flags(struct ibv_cq_ex *ibcq)
 {
-	return to_rn_cq_ex(ibcq)->cur->flags & RN_CQE_WITH_IMM ? IBV_WC_WITH_IMM : 0;
+	return wc_flags(to_rn_cq_ex(ibcq)->cur);
 }
 
-/* RoCE has no LIDs or service levels in a completion. */
+/* RoCE's "service level" is the packet type of a UD receive (mlx5's use). */
+static uint8_t read_sl(struct ibv_cq_ex *ibcq)
+{
+	return to_rn_cq_ex(ibcq)->cur->sl;
+}
+
+/* RoCE has no LIDs, and the device no vendor errors. */
 static uint32_t read_zero32(struct ibv_cq_ex *ibcq)
 {
 	(void)ibcq;
@@ -245,13 +257,13 @@ void rn_cq_init_poll_ops(struct rn_cq *cq)
 	c->next_poll = next_poll;
 	c->end_poll = end_poll;
 	c->read_opcode = read_opcode;
-	c->read_vendor_err = read_vendor_err;
+	c->read_vendor_err = read_zero32;
 	c->read_byte_len = read_byte_len;
 	c->read_imm_data = read_imm_data;
 	c->read_qp_num = read_qp_num;
 	c->read_src_qp = read_src_qp;
 	c->read_wc_flags = read_wc_flags;
 	c->read_slid = read_zero32;
-	c->read_sl = read_zero8;
+	c->read_sl = read_sl;
 	c->read_dlid_path_bits = read_zero8;
 }

@@ -9,26 +9,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <infiniband/ringnicdv.h>
-
-#include "kernel-abi/ringnic-ring.h"
-#include "ringnic.h"
-
-#define RN_SEND_FLAGS                                                          \
-	(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_FENCE |              \
-	 IBV_SEND_INLINE | RINGNICDV_SEND_DEFER)
-
-/* The largest send WQE: header plus the largest payload. */
-#define RN_WQE_BUF (RN_SEND_HDR_SIZE + RN_MAX_INLINE)
+#include "post.h"
 
 /* The context the QP belongs to. */
-static struct rn_context *qp_ctx(struct rn_qp *qp)
+struct rn_context *rn_qp_ctx(struct rn_qp *qp)
 {
 	return to_rn_ctx(qp->vqp.qp.context);
 }
 
 /* The state the device holds; ERR may have been set by the device. */
-static enum ibv_qp_state qp_state(const struct rn_qp *qp)
+enum ibv_qp_state rn_qp_state(const struct rn_qp *qp)
 {
 	return __atomic_load_n(&qp->ctrl->state, __ATOMIC_ACQUIRE);
 }
@@ -54,7 +44,7 @@ bool rn_ring(struct rn_context *ctx, struct rn_doorbells *db, uint32_t index)
 /* Hand everything written to the device: one doorbell record. sq_lock held. */
 static void ring_sq(struct rn_qp *qp)
 {
-	struct rn_context *ctx = qp_ctx(qp);
+	struct rn_context *ctx = rn_qp_ctx(qp);
 
 	/* Release: the WQEs are in the ring before the doorbell names them. */
 	__atomic_store_n(&qp->ctrl->sq_db, RN_DB_RECORD(qp->handle, qp->sq_prod),
@@ -78,7 +68,7 @@ static void leave_deferred(struct rn_qp *qp)
 }
 
 /* The end of a posting call: ring, unless all it wrote was deferred. */
-static void post_done(struct rn_qp *qp, bool ring)
+void rn_post_done(struct rn_qp *qp, bool ring)
 {
 	if (qp->sq_prod == qp->sq_rung)
 		return;
@@ -110,6 +100,20 @@ void rn_cq_flush_deferred(struct rn_cq *cq)
 	pthread_mutex_unlock(&cq->send_qps_lock);
 }
 
+/*
+ * Room for one more WQE of nslots slots.  A send queue takes exactly
+ * max_send_wr WRs, whatever their size (the ring has room for that many of
+ * the largest), so the WR count is what refuses; the slots are checked too,
+ * not to trust the device's counters blindly.
+ */
+bool rn_sq_has_room(const struct rn_qp *qp, uint32_t nslots)
+{
+	uint32_t wr_cons = __atomic_load_n(&qp->ctrl->sq_wr_cons, __ATOMIC_ACQUIRE);
+
+	return qp->sq_wr_prod - wr_cons < qp->cap.max_send_wr &&
+	       nslots <= rn_sq_free_slots(qp);
+}
+
 uint32_t rn_sq_free_slots(const struct rn_qp *qp)
 {
 	uint64_t cons = __atomic_load_n(&qp->ctrl->sq_cons, __ATOMIC_ACQUIRE);
@@ -122,34 +126,47 @@ uint32_t rn_sq_free_slots(const struct rn_qp *qp)
 
 static int wqe_opcode(enum ibv_wr_opcode op, uint8_t *out)
 {
-	switch (op) {
-	case IBV_WR_SEND:
-		*out = RN_OP_SEND;
-		return 0;
-	case IBV_WR_SEND_WITH_IMM:
-		*out = RN_OP_SEND_IMM;
-		return 0;
-	case IBV_WR_RDMA_WRITE:
-		*out = RN_OP_WRITE;
-		return 0;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		*out = RN_OP_WRITE_IMM;
-		return 0;
-	case IBV_WR_RDMA_READ:
-		*out = RN_OP_READ;
-		return 0;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		*out = RN_OP_CMP_SWAP;
-		return 0;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		*out = RN_OP_FETCH_ADD;
-		return 0;
-	default:
+	static const uint8_t map[] = {
+		[IBV_WR_SEND] = RN_OP_SEND,
+		[IBV_WR_SEND_WITH_IMM] = RN_OP_SEND_IMM,
+		[IBV_WR_RDMA_WRITE] = RN_OP_WRITE,
+		[IBV_WR_RDMA_WRITE_WITH_IMM] = RN_OP_WRITE_IMM,
+		[IBV_WR_RDMA_READ] = RN_OP_READ,
+		[IBV_WR_ATOMIC_CMP_AND_SWP] = RN_OP_CMP_SWAP,
+		[IBV_WR_ATOMIC_FETCH_AND_ADD] = RN_OP_FETCH_ADD,
+		[IBV_WR_SEND_WITH_INV] = RN_OP_SEND_INV,
+		[IBV_WR_LOCAL_INV] = RN_OP_LOCAL_INV,
+		[IBV_WR_BIND_MW] = RN_OP_BIND_MW,
+	};
+
+	if ((unsigned int)op >= sizeof(map) || !map[op])
 		return EINVAL;
+	*out = map[op];
+	return 0;
+}
+
+/*
+ * What each QP type may post (the IB spec's): UC has no READ, atomics or
+ * SEND_WITH_INV, UD only SENDs; an XRC_RECV QP has no send queue.
+ */
+bool rn_op_allowed(const struct rn_qp *qp, uint8_t op)
+{
+	switch (qp->vqp.qp.qp_type) {
+	case IBV_QPT_UD:
+		return op == RN_OP_SEND || op == RN_OP_SEND_IMM;
+	case IBV_QPT_UC:
+		return op == RN_OP_SEND || op == RN_OP_SEND_IMM ||
+		       op == RN_OP_WRITE || op == RN_OP_WRITE_IMM ||
+		       op == RN_OP_LOCAL_INV || op == RN_OP_BIND_MW;
+	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
+		return true;
+	default:
+		return false;
 	}
 }
 
-static uint8_t wqe_flags(unsigned int send_flags)
+uint8_t rn_wqe_flags(unsigned int send_flags)
 {
 	return (send_flags & IBV_SEND_SIGNALED ? RN_WQE_SIGNALED : 0) |
 	       (send_flags & IBV_SEND_SOLICITED ? RN_WQE_SOLICITED : 0) |
@@ -162,34 +179,58 @@ static bool is_atomic(uint8_t op)
 	return op == RN_OP_CMP_SWAP || op == RN_OP_FETCH_ADD;
 }
 
-/*
- * Check a finished header against the QP; its payload (nsge SGEs or
- * inline_len bytes) follows it in buf.  Returns the WQE's size in slots, or
- * a negative errno.
- */
-static int wqe_check(const struct rn_qp *qp, const struct rn_send_wqe *hdr,
-		     const struct ibv_sge *sge)
+/* Operations on the device's own state carry no data. */
+static bool has_data(uint8_t op)
 {
+	return op != RN_OP_LOCAL_INV && op != RN_OP_BIND_MW;
+}
+
+static uint32_t dest_size(const struct rn_qp *qp)
+{
+	return qp->has_dest ? sizeof(struct rn_wqe_dest) : 0;
+}
+
+/* Where the payload of a WQE being built in buf goes. */
+uint8_t *rn_wqe_payload(const struct rn_qp *qp, uint8_t *buf)
+{
+	return buf + RN_SEND_HDR_SIZE + dest_size(qp);
+}
+
+/*
+ * Check a finished WQE in buf (header, destination, payload: nsge SGEs or
+ * inline_len bytes) against the QP.  Returns its size in slots, or a
+ * negative errno.
+ */
+int rn_wqe_check(const struct rn_qp *qp, const uint8_t *buf,
+		 const struct ibv_sge *sge)
+{
+	const struct rn_send_wqe *hdr = (const void *)buf;
+
+	if (!rn_op_allowed(qp, hdr->opcode))
+		return -EINVAL;
 	if (hdr->flags & RN_WQE_INLINE) {
 		if (hdr->opcode != RN_OP_SEND && hdr->opcode != RN_OP_SEND_IMM &&
-		    hdr->opcode != RN_OP_WRITE && hdr->opcode != RN_OP_WRITE_IMM)
+		    hdr->opcode != RN_OP_WRITE && hdr->opcode != RN_OP_WRITE_IMM &&
+		    hdr->opcode != RN_OP_SEND_INV)
 			return -EINVAL;
 		if (hdr->inline_len > qp->cap.max_inline_data)
 			return -EINVAL;
-		return RN_SEND_WQE_SLOTS(hdr->inline_len);
+		return RN_SEND_WQE_SLOTS(dest_size(qp) + hdr->inline_len);
 	}
-	if (hdr->num_sge > qp->cap.max_send_sge)
+	if (hdr->num_sge > qp->cap.max_send_sge ||
+	    (hdr->num_sge && !has_data(hdr->opcode)))
 		return -EINVAL;
 	/* An atomic returns 8 bytes into exactly one local buffer. */
 	if (is_atomic(hdr->opcode) &&
 	    (hdr->num_sge != 1 || sge[0].length != sizeof(uint64_t)))
 		return -EINVAL;
-	return RN_SEND_WQE_SLOTS(hdr->num_sge * sizeof(struct rn_sge));
+	return RN_SEND_WQE_SLOTS(dest_size(qp) +
+				 hdr->num_sge * sizeof(struct rn_sge));
 }
 
 /* Payload from an SGE list: either the SGEs or the bytes they point to. */
-static int fill_payload(struct rn_send_wqe *hdr, uint8_t *payload,
-			const struct ibv_sge *sge, int num_sge)
+int rn_fill_payload(struct rn_send_wqe *hdr, uint8_t *payload,
+		    const struct ibv_sge *sge, int num_sge)
 {
 	uint64_t len = 0;
 	int i;
@@ -217,8 +258,8 @@ static int fill_payload(struct rn_send_wqe *hdr, uint8_t *payload,
 	return 0;
 }
 
-/* Copy a checked WQE (header + payload in buf) into the ring. */
-static void wqe_write(struct rn_qp *qp, uint8_t *buf, unsigned int nslots)
+/* Copy a checked WQE (header, destination, payload in buf) into the ring. */
+void rn_wqe_write(struct rn_qp *qp, uint8_t *buf, unsigned int nslots)
 {
 	struct rn_send_wqe *hdr = (struct rn_send_wqe *)buf;
 	uint64_t payload = hdr->flags & RN_WQE_INLINE ?
@@ -227,9 +268,21 @@ static void wqe_write(struct rn_qp *qp, uint8_t *buf, unsigned int nslots)
 
 	hdr->nslots = nslots;
 	rn_ring_write(qp->sq, qp->sq_slots, qp->sq_prod, buf,
-		      RN_SEND_HDR_SIZE + payload);
+		      RN_SEND_HDR_SIZE + dest_size(qp) + payload);
 	__atomic_store_n(&qp->sq_prod, (qp->sq_prod + nslots) & RN_DB_SEQ_MASK,
 			 __ATOMIC_RELAXED);
+	qp->sq_wr_prod++;
+}
+
+/* BIND_MW: the window (by the index its key has), the MR, the range, rights. */
+void rn_wqe_set_bind(struct rn_send_wqe *hdr, uint32_t new_rkey,
+		     const struct ibv_mw_bind_info *info)
+{
+	hdr->rkey = new_rkey;
+	hdr->remote_addr = info->addr;
+	hdr->bind.length = info->length;
+	hdr->bind.lkey = info->mr ? info->mr->lkey : 0;
+	hdr->bind.access = info->mw_access_flags;
 }
 
 /* Build the WQE for one ibv_send_wr in buf; returns slots or -errno. */
@@ -237,16 +290,21 @@ static int build_send(struct rn_qp *qp, const struct ibv_send_wr *wr,
 		      uint8_t *buf)
 {
 	struct rn_send_wqe *hdr = (struct rn_send_wqe *)buf;
+	struct rn_wqe_dest *dest = (struct rn_wqe_dest *)(buf + RN_SEND_HDR_SIZE);
 	int ret;
 
 	memset(hdr, 0, RN_SEND_HDR_SIZE);
 	if (wr->send_flags & ~RN_SEND_FLAGS || wqe_opcode(wr->opcode, &hdr->opcode))
 		return -EINVAL;
 	hdr->wr_id = wr->wr_id;
-	hdr->flags = wqe_flags(wr->send_flags);
+	hdr->flags = rn_wqe_flags(wr->send_flags);
 	switch (hdr->opcode) {
 	case RN_OP_SEND_IMM:
 		hdr->imm_data = wr->imm_data;
+		break;
+	case RN_OP_SEND_INV:
+	case RN_OP_LOCAL_INV:
+		hdr->invalidate_rkey = wr->invalidate_rkey;
 		break;
 	case RN_OP_WRITE_IMM:
 		hdr->imm_data = wr->imm_data;
@@ -263,17 +321,46 @@ static int build_send(struct rn_qp *qp, const struct ibv_send_wr *wr,
 		hdr->compare_add = wr->wr.atomic.compare_add;
 		hdr->swap = wr->wr.atomic.swap;
 		break;
+	case RN_OP_BIND_MW:
+		/* ibv_bind_mw binds type 1 windows; a WR binds type 2 ones. */
+		if (!wr->bind_mw.mw || wr->bind_mw.mw->type != IBV_MW_TYPE_2)
+			return -EINVAL;
+		rn_wqe_set_bind(hdr, wr->bind_mw.rkey, &wr->bind_mw.bind_info);
+		break;
 	}
-	ret = fill_payload(hdr, buf + RN_SEND_HDR_SIZE, wr->sg_list, wr->num_sge);
+	switch (qp->vqp.qp.qp_type) {
+	case IBV_QPT_UD:
+		if (!wr->wr.ud.ah || wr->wr.ud.ah->context != qp->vqp.qp.context)
+			return -EINVAL;
+		*dest = (struct rn_wqe_dest){
+			.ah = to_rn_ah(wr->wr.ud.ah)->handle,
+			.remote_qpn = wr->wr.ud.remote_qpn,
+			.remote_qkey = wr->wr.ud.remote_qkey,
+		};
+		break;
+	case IBV_QPT_XRC_SEND:
+		*dest = (struct rn_wqe_dest){
+			.remote_srqn = wr->qp_type.xrc.remote_srqn,
+		};
+		break;
+	default:
+		break;
+	}
+	ret = rn_fill_payload(hdr, rn_wqe_payload(qp, buf), wr->sg_list,
+			      has_data(hdr->opcode) ? wr->num_sge : 0);
 	if (ret)
 		return -ret;
-	return wqe_check(qp, hdr, wr->sg_list);
+	return rn_wqe_check(qp, buf, wr->sg_list);
 }
 
-/* Posting is allowed in RTS and SQD, and in ERR (where WRs are flushed). */
-static bool sq_open(enum ibv_qp_state s)
+/*
+ * Posting is allowed in RTS and SQD, and in ERR and SQE (where WRs are
+ * flushed).
+ */
+bool rn_sq_open(enum ibv_qp_state s)
 {
-	return s == IBV_QPS_RTS || s == IBV_QPS_SQD || s == IBV_QPS_ERR;
+	return s == IBV_QPS_RTS || s == IBV_QPS_SQD || s == IBV_QPS_ERR ||
+	       s == IBV_QPS_SQE;
 }
 
 /*
@@ -287,20 +374,18 @@ int rn_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct rn_qp *qp = to_rn_qp(ibqp);
 	uint8_t buf[RN_WQE_BUF] __attribute__((aligned(8)));
 	bool ring = false;
-	uint32_t free_slots;
 	int ret = 0;
 
 	pthread_spin_lock(&qp->sq_lock);
-	if (rn_dead(qp_ctx(qp))) {
+	if (rn_dead(rn_qp_ctx(qp))) {
 		ret = ENODEV;
 		goto out;
 	}
-	if (!sq_open(qp_state(qp))) {
+	if (!qp->sq_slots || !rn_sq_open(rn_qp_state(qp))) {
 		ret = EINVAL;
-		post_done(qp, true);
+		rn_post_done(qp, true);
 		goto out;
 	}
-	free_slots = rn_sq_free_slots(qp);
 	for (; wr; wr = wr->next) {
 		int nslots = build_send(qp, wr, buf);
 
@@ -308,315 +393,56 @@ int rn_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			ret = -nslots;
 			break;
 		}
-		if ((uint32_t)nslots > free_slots) {
-			free_slots = rn_sq_free_slots(qp);
-			if ((uint32_t)nslots > free_slots) {
-				ret = ENOMEM;
-				break;
-			}
+		if (!rn_sq_has_room(qp, nslots)) {
+			ret = ENOMEM;
+			break;
 		}
-		wqe_write(qp, buf, nslots);
-		free_slots -= nslots;
+		rn_wqe_write(qp, buf, nslots);
 		if (!(wr->send_flags & RINGNICDV_SEND_DEFER))
 			ring = true;
 	}
-	post_done(qp, ring || ret);
+	rn_post_done(qp, ring || ret);
 out:
 	pthread_spin_unlock(&qp->sq_lock);
 	if (ret)
 		*bad_wr = wr;
 	return ret;
 }
-
-/* ---- receive WQEs ----------------------------------------------------------- */
-
-int rn_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		 struct ibv_recv_wr **bad_wr)
-{
-	struct rn_qp *qp = to_rn_qp(ibqp);
-	uint8_t buf[RN_RECV_HDR_SIZE + RN_MAX_SGE * sizeof(struct rn_sge)]
-		__attribute__((aligned(8)));
-	struct rn_recv_wqe *hdr = (struct rn_recv_wqe *)buf;
-	struct rn_sge *sge = (struct rn_sge *)(buf + RN_RECV_HDR_SIZE);
-	enum ibv_qp_state state = qp_state(qp);
-	uint32_t start, cons;
-	int ret = 0, i;
-
-	pthread_spin_lock(&qp->rq_lock);
-	start = qp->rq_prod;
-	if (rn_dead(qp_ctx(qp))) {
-		ret = ENODEV;
-		goto out;
-	}
-	if (state == IBV_QPS_RESET) {
-		ret = EINVAL;
-		goto out;
-	}
-	cons = __atomic_load_n(&qp->ctrl->rq_cons, __ATOMIC_ACQUIRE);
-	for (; wr; wr = wr->next) {
-		uint32_t nslots;
-
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
-			ret = EINVAL;
-			break;
-		}
-		nslots = RN_RECV_WQE_SLOTS(wr->num_sge);
-		if (qp->rq_prod - cons + nslots > qp->rq_slots) {
-			cons = __atomic_load_n(&qp->ctrl->rq_cons, __ATOMIC_ACQUIRE);
-			if (qp->rq_prod - cons + nslots > qp->rq_slots) {
-				ret = ENOMEM;
-				break;
-			}
-		}
-		memset(hdr, 0, RN_RECV_HDR_SIZE);
-		hdr->wr_id = wr->wr_id;
-		hdr->num_sge = wr->num_sge;
-		hdr->nslots = nslots;
-		for (i = 0; i < wr->num_sge; i++)
-			sge[i] = (struct rn_sge){ wr->sg_list[i].addr,
-						  wr->sg_list[i].length,
-						  wr->sg_list[i].lkey };
-		rn_ring_write(qp->rq, qp->rq_slots, qp->rq_prod, buf,
-			      RN_RECV_HDR_SIZE + wr->num_sge * sizeof(*sge));
-		qp->rq_prod += nslots;
-	}
-	if (qp->rq_prod != start) {
-		/* Release: the WQEs are in the ring before the counter says so.
-		 * The device looks at the RQ when a message arrives; only a QP
-		 * in ERR needs telling, to flush the new WQEs.  The state is read
-		 * after the store (seq_cst fence, paired with the device's in
-		 * rn_qp_to_error): read before, a QP that entered ERR meanwhile
-		 * would flush without these WQEs and never hear of them.
-		 */
-		__atomic_store_n(&qp->ctrl->rq_prod, qp->rq_prod, __ATOMIC_RELEASE);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (qp_state(qp) == IBV_QPS_ERR)
-			rn_ring(qp_ctx(qp), &qp_ctx(qp)->dev_page->qp, qp->handle);
-	}
-out:
-	pthread_spin_unlock(&qp->rq_lock);
-	if (ret)
-		*bad_wr = wr;
-	return ret;
-}
-
-/* ---- the ibv_wr_* API ----------------------------------------------------------- */
 
 /*
- * Each opcode call starts a WQE header in qp->wr; the following data call
- * (set_sge, set_sge_list, set_inline_data[_list]) completes it and writes it
- * into the ring.  Nothing is visible to the device before ibv_wr_complete,
- * which rings once for the whole batch (unless all of it is deferred); on
- * any error it rolls the batch back, rings for what was deferred before
- * it, and returns the error.  ibv_wr_abort rolls back and returns.
+ * ibv_bind_mw: a type 1 window is bound through the QP's send queue, with
+ * a new key byte; the window takes its new rkey once the bind is posted.
  */
-
-static void wr_fail(struct rn_qp *qp, int err)
+int rn_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 {
-	if (!qp->wr.err)
-		qp->wr.err = err;
-}
-
-static void wr_begin(struct ibv_qp_ex *qpx, uint8_t opcode)
-{
-	struct rn_qp *qp = to_rn_qp_ex(qpx);
-	struct rn_send_wqe *hdr = &qp->wr.hdr;
-
-	if (qp->wr.open)
-		wr_fail(qp, EINVAL); /* the previous WR got no data */
-	if (qpx->wr_flags & ~RN_SEND_FLAGS)
-		wr_fail(qp, EINVAL);
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->wr_id = qpx->wr_id;
-	hdr->opcode = opcode;
-	hdr->flags = wqe_flags(qpx->wr_flags);
-	qp->wr.open = true;
-	qp->wr.deferred = qpx->wr_flags & RINGNICDV_SEND_DEFER;
-}
-
-static void wr_send(struct ibv_qp_ex *qpx)
-{
-	wr_begin(qpx, RN_OP_SEND);
-}
-
-static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
-{
-	wr_begin(qpx, RN_OP_SEND_IMM);
-	to_rn_qp_ex(qpx)->wr.hdr.imm_data = imm;
-}
-
-static void wr_rdma(struct ibv_qp_ex *qpx, uint8_t op, uint32_t rkey,
-		    uint64_t addr)
-{
-	struct rn_send_wqe *hdr = &to_rn_qp_ex(qpx)->wr.hdr;
-
-	wr_begin(qpx, op);
-	hdr->rkey = rkey;
-	hdr->remote_addr = addr;
-}
-
-static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
-{
-	wr_rdma(qpx, RN_OP_WRITE, rkey, addr);
-}
-
-static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
-			      uint64_t addr, __be32 imm)
-{
-	wr_rdma(qpx, RN_OP_WRITE_IMM, rkey, addr);
-	to_rn_qp_ex(qpx)->wr.hdr.imm_data = imm;
-}
-
-static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
-{
-	wr_rdma(qpx, RN_OP_READ, rkey, addr);
-}
-
-static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
-			      uint64_t addr, uint64_t compare, uint64_t swap)
-{
-	struct rn_send_wqe *hdr = &to_rn_qp_ex(qpx)->wr.hdr;
-
-	wr_rdma(qpx, RN_OP_CMP_SWAP, rkey, addr);
-	hdr->compare_add = compare;
-	hdr->swap = swap;
-}
-
-static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
-				uint64_t addr, uint64_t add)
-{
-	wr_rdma(qpx, RN_OP_FETCH_ADD, rkey, addr);
-	to_rn_qp_ex(qpx)->wr.hdr.compare_add = add;
-}
-
-/* The data call: complete the open WQE from an SGE list and write it. */
-static void wr_finish(struct rn_qp *qp, const struct ibv_sge *sge, int num_sge,
-		      bool inline_data)
-{
+	struct rn_qp *qp = to_rn_qp(ibqp);
 	uint8_t buf[RN_WQE_BUF] __attribute__((aligned(8)));
 	struct rn_send_wqe *hdr = (struct rn_send_wqe *)buf;
-	int nslots;
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	int ret = 0, nslots;
 
-	if (!qp->wr.open) {
-		wr_fail(qp, EINVAL);
-		return;
-	}
-	qp->wr.open = false;
-	if (qp->wr.err)
-		return;
-	memcpy(hdr, &qp->wr.hdr, RN_SEND_HDR_SIZE);
-	if (inline_data)
-		hdr->flags |= RN_WQE_INLINE;
-	if (fill_payload(hdr, buf + RN_SEND_HDR_SIZE, sge, num_sge)) {
-		wr_fail(qp, EINVAL);
-		return;
-	}
-	nslots = wqe_check(qp, hdr, sge);
-	if (nslots < 0) {
-		wr_fail(qp, -nslots);
-		return;
-	}
-	if ((uint32_t)nslots > rn_sq_free_slots(qp)) {
-		wr_fail(qp, ENOMEM);
-		return;
-	}
-	wqe_write(qp, buf, nslots);
-	if (!qp->wr.deferred)
-		qp->wr.ring = true;
-}
-
-static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
-		       uint32_t length)
-{
-	struct ibv_sge sge = { addr, length, lkey };
-
-	wr_finish(to_rn_qp_ex(qpx), &sge, 1, false);
-}
-
-static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
-			    const struct ibv_sge *sg_list)
-{
-	wr_finish(to_rn_qp_ex(qpx), sg_list,
-		  num_sge > RN_MAX_SGE ? -1 : (int)num_sge, false);
-}
-
-static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
-{
-	struct ibv_sge sge = { (uintptr_t)addr, (uint32_t)length, 0 };
-
-	wr_finish(to_rn_qp_ex(qpx), &sge, length > RN_MAX_INLINE ? -1 : 1, true);
-}
-
-static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
-				    const struct ibv_data_buf *buf_list)
-{
-	struct ibv_sge sge[RN_MAX_SGE];
-	size_t i;
-
-	if (num_buf > RN_MAX_SGE) {
-		wr_finish(to_rn_qp_ex(qpx), NULL, -1, true);
-		return;
-	}
-	for (i = 0; i < num_buf; i++)
-		sge[i] = (struct ibv_sge){ (uintptr_t)buf_list[i].addr,
-					   (uint32_t)buf_list[i].length, 0 };
-	wr_finish(to_rn_qp_ex(qpx), sge, (int)num_buf, true);
-}
-
-static void wr_start(struct ibv_qp_ex *qpx)
-{
-	struct rn_qp *qp = to_rn_qp_ex(qpx);
-
+	if (bind->send_flags & ~RN_SEND_FLAGS ||
+	    bind->send_flags & IBV_SEND_INLINE)
+		return EINVAL;
+	memset(hdr, 0, RN_SEND_HDR_SIZE);
+	hdr->wr_id = bind->wr_id;
+	hdr->opcode = RN_OP_BIND_MW;
+	hdr->flags = rn_wqe_flags(bind->send_flags);
+	rn_wqe_set_bind(hdr, rkey, &bind->bind_info);
 	pthread_spin_lock(&qp->sq_lock);
-	qp->wr.start_prod = qp->sq_prod;
-	qp->wr.open = false;
-	qp->wr.ring = false;
-	if (rn_dead(qp_ctx(qp)))
-		qp->wr.err = ENODEV;
-	else
-		qp->wr.err = sq_open(qp_state(qp)) ? 0 : EINVAL;
-}
-
-static int wr_complete(struct ibv_qp_ex *qpx)
-{
-	struct rn_qp *qp = to_rn_qp_ex(qpx);
-	int ret;
-
-	if (qp->wr.open)
-		wr_fail(qp, EINVAL);
-	ret = qp->wr.err;
-	if (ret)
-		qp->sq_prod = qp->wr.start_prod;
+	nslots = rn_wqe_check(qp, buf, NULL);
+	if (rn_dead(rn_qp_ctx(qp)))
+		ret = ENODEV;
+	else if (!qp->sq_slots || !rn_sq_open(rn_qp_state(qp)) || nslots < 0)
+		ret = EINVAL;
+	else if (!rn_sq_has_room(qp, nslots))
+		ret = ENOMEM;
+	if (!ret) {
+		rn_wqe_write(qp, buf, nslots);
+		mw->rkey = rkey;
+	}
 	if (ret != ENODEV)
-		post_done(qp, qp->wr.ring || ret);
+		rn_post_done(qp, !(bind->send_flags & RINGNICDV_SEND_DEFER) || ret);
 	pthread_spin_unlock(&qp->sq_lock);
 	return ret;
-}
-
-static void wr_abort(struct ibv_qp_ex *qpx)
-{
-	struct rn_qp *qp = to_rn_qp_ex(qpx);
-
-	qp->sq_prod = qp->wr.start_prod;
-	pthread_spin_unlock(&qp->sq_lock);
-}
-
-void rn_qp_init_wr_ops(struct rn_qp *qp)
-{
-	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
-
-	qpx->wr_start = wr_start;
-	qpx->wr_complete = wr_complete;
-	qpx->wr_abort = wr_abort;
-	qpx->wr_send = wr_send;
-	qpx->wr_send_imm = wr_send_imm;
-	qpx->wr_rdma_write = wr_rdma_write;
-	qpx->wr_rdma_write_imm = wr_rdma_write_imm;
-	qpx->wr_rdma_read = wr_rdma_read;
-	qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
-	qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
-	qpx->wr_set_sge = wr_set_sge;
-	qpx->wr_set_sge_list = wr_set_sge_list;
-	qpx->wr_set_inline_data = wr_set_inline_data;
-	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
 }

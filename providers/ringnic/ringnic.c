@@ -32,26 +32,45 @@ static void rn_free_context(struct ibv_context *ibctx);
 static const struct verbs_device_ops rn_dev_ops;
 
 static const struct verbs_context_ops rn_ctx_ops = {
+	.advise_mr = rn_advise_mr,
+	.alloc_mw = rn_alloc_mw,
 	.alloc_pd = rn_alloc_pd,
+	.bind_mw = rn_bind_mw,
+	.close_xrcd = rn_close_xrcd,
 	.cq_event = rn_cq_event,
+	.create_ah = rn_create_ah,
 	.create_cq = rn_create_cq,
 	.create_cq_ex = rn_create_cq_ex,
 	.create_qp = rn_create_qp,
 	.create_qp_ex = rn_create_qp_ex,
+	.create_srq = rn_create_srq,
+	.create_srq_ex = rn_create_srq_ex,
+	.dealloc_mw = rn_dealloc_mw,
 	.dealloc_pd = rn_dealloc_pd,
 	.dereg_mr = rn_dereg_mr,
+	.destroy_ah = rn_destroy_ah,
 	.destroy_cq = rn_destroy_cq,
 	.destroy_qp = rn_destroy_qp,
+	.destroy_srq = rn_destroy_srq,
 	.free_context = rn_free_context,
+	.get_srq_num = rn_get_srq_num,
 	.modify_qp = rn_modify_qp,
+	.modify_srq = rn_modify_srq,
+	.open_qp = rn_open_qp,
+	.open_xrcd = rn_open_xrcd,
 	.poll_cq = rn_poll_cq,
 	.post_recv = rn_post_recv,
 	.post_send = rn_post_send,
+	.post_srq_recv = rn_post_srq_recv,
 	.query_device_ex = rn_query_device_ex,
 	.query_port = rn_query_port,
 	.query_qp = rn_query_qp,
+	.query_qp_data_in_order = rn_query_qp_data_in_order,
+	.query_srq = rn_query_srq,
 	.reg_mr = rn_reg_mr,
 	.req_notify_cq = rn_req_notify_cq,
+	.rereg_mr = rn_rereg_mr,
+	.resize_cq = rn_resize_cq,
 };
 
 static int connect_device(const char *path)
@@ -247,6 +266,7 @@ static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
 		return NULL;
 	pthread_mutex_init(&ctx->ctl_lock, NULL);
 	pthread_mutex_init(&ctx->channel_lock, NULL);
+	pthread_mutex_init(&ctx->mr_lock, NULL);
 	ctx->wake_fd = -1;
 	if (dev->kernel) {
 		ret = open_kernel_context(ctx);
@@ -305,6 +325,7 @@ static void rn_free_context(struct ibv_context *ibctx)
 	}
 	close(ctx->wake_fd);
 	munmap(ctx->dev_page, RN_DEV_PAGE_SIZE);
+	pthread_mutex_destroy(&ctx->mr_lock);
 	pthread_mutex_destroy(&ctx->channel_lock);
 	pthread_mutex_destroy(&ctx->ctl_lock);
 	verbs_uninit_context(&ctx->ibv_ctx);
@@ -371,5 +392,5 @@ static const struct verbs_device_ops rn_dev_ops = {
 
 static void __attribute__((constructor)) rn_register(void)
 {
-	verbs_register_driver_34(&rn_dev_ops);
+	rn_verbs_register_driver(&rn_dev_ops);
 }

@@ -27,14 +27,29 @@ typedef int (*socket_fn)(int, int, int);
 typedef struct ibv_comp_channel *(*create_channel_fn)(struct ibv_context *);
 typedef int (*destroy_channel_fn)(struct ibv_comp_channel *);
 
-static void *next(const char *name)
+/*
+ * libibverbs' own definition of a function.  RTLD_NEXT finds it only when
+ * libibverbs is in the program's global scope; a program that loads it
+ * inside a plugin (UCX: dlopen of libuct_ib.so, RTLD_LOCAL) calls our
+ * definition all the same, since preloaded symbols come first.  A handle
+ * of the library itself finds it however it was loaded; it is loaded, or
+ * its caller could not have called us.
+ */
+static void *ibverbs(const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	void *lib = dlopen("libibverbs.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *fn;
+
+	if (!lib)
+		return dlsym(RTLD_NEXT, name);
+	fn = dlsym(lib, name);
+	dlclose(lib); /* NOLOAD took a reference: give it back */
+	return fn;
 }
 
 int socket(int domain, int type, int protocol)
 {
-	socket_fn real = (socket_fn)next("socket");
+	socket_fn real = (socket_fn)dlsym(RTLD_NEXT, "socket");
 
 	if (domain == AF_NETLINK && protocol == NETLINK_RDMA) {
 		errno = EPROTONOSUPPORT;
@@ -87,7 +102,7 @@ static void drop(int read_fd)
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
 	create_channel_fn real =
-		(create_channel_fn)next("ibv_create_comp_channel");
+		(create_channel_fn)ibverbs("ibv_create_comp_channel");
 	struct ibv_comp_channel *channel;
 	int p[2];
 
@@ -118,7 +133,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
 	destroy_channel_fn real =
-		(destroy_channel_fn)next("ibv_destroy_comp_channel");
+		(destroy_channel_fn)ibverbs("ibv_destroy_comp_channel");
 	int fd = channel->fd, ret;
 
 	/* libibverbs checks refcnt, closes the read end and frees. */
