@@ -393,16 +393,30 @@ static bool is_qp_event(u32 event)
 	return false;
 }
 
-/* Under rn_lock: deliver ev to the CQ or QP it names, if it still exists. */
+static bool is_srq_event(u32 event)
+{
+	return event == IB_EVENT_SRQ_ERR || event == IB_EVENT_SRQ_LIMIT_REACHED;
+}
+
+/* Under rn_lock: deliver ev to the CQ, QP or SRQ it names, if it exists. */
 static void deliver_locked(struct rn_dev *dev, const struct rn_kdev_event *ev)
 {
 	struct ib_event ibev = { .device = &dev->ibdev, .event = ev->event };
 	struct rn_ucontext *uc = xa_load(&dev->contexts, ev->ctx);
+	struct rn_srq *srq;
 	struct rn_cq *cq;
 	struct rn_qp *qp;
 
 	if (!uc)
 		return;
+	if (is_srq_event(ev->event)) {
+		srq = xa_load(&uc->srqs, ev->handle);
+		if (srq && srq->ibsrq.event_handler) {
+			ibev.element.srq = &srq->ibsrq;
+			srq->ibsrq.event_handler(&ibev, srq->ibsrq.srq_context);
+		}
+		return;
+	}
 	if (ev->event == RN_KDEV_COMP || ev->event == IB_EVENT_CQ_ERR) {
 		cq = xa_load(&uc->cqs, ev->handle);
 		if (!cq)
@@ -431,11 +445,29 @@ static ssize_t write_event(struct rn_daemon *d, const char __user *buf)
 	if (copy_from_user(&ev, buf, sizeof(ev)))
 		return -EFAULT;
 	if (ev.event != RN_KDEV_COMP && ev.event != IB_EVENT_CQ_ERR &&
-	    !is_qp_event(ev.event))
+	    !is_qp_event(ev.event) && !is_srq_event(ev.event))
 		return -EINVAL;
 	spin_lock(&rn_lock);
 	if (d->dev)
 		deliver_locked(d->dev, &ev);
+	else
+		ret = -ENODEV;
+	spin_unlock(&rn_lock);
+	return ret;
+}
+
+static ssize_t write_counters(struct rn_daemon *d, const char __user *buf)
+{
+	struct rn_kdev_counters c;
+	ssize_t ret = sizeof(c);
+
+	if (copy_from_user(&c, buf, sizeof(c)))
+		return -EFAULT;
+	if (c.count != RN_CNT_MAX)
+		return -EINVAL;
+	spin_lock(&rn_lock);
+	if (d->dev)
+		memcpy(d->dev->counters, c.values, sizeof(c.values));
 	else
 		ret = -ENODEV;
 	spin_unlock(&rn_lock);
@@ -454,6 +486,8 @@ static ssize_t kdev_write(struct file *f, const char __user *buf, size_t count,
 		return write_reply(d, buf);
 	if (type == RN_KDEV_EVENT && count == sizeof(struct rn_kdev_event))
 		return write_event(d, buf);
+	if (type == RN_KDEV_COUNTERS && count == sizeof(struct rn_kdev_counters))
+		return write_counters(d, buf);
 	return -EINVAL;
 }
 
@@ -476,7 +510,7 @@ static const struct file_operations kdev_fops = {
 	.poll = kdev_poll,
 	.unlocked_ioctl = kdev_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
+	/* No llseek: without one the file cannot seek (FMODE_LSEEK, 6.0). */
 };
 
 static struct miscdevice kdev_misc = {

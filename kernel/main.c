@@ -70,6 +70,10 @@ void rn_dev_detach_daemon(struct rn_daemon *d)
 	mutex_unlock(&rn_devices_lock);
 }
 
+#define RN_ODP_RELIABLE                                                        \
+	(IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE |    \
+	 IB_ODP_SUPPORT_READ | IB_ODP_SUPPORT_ATOMIC)
+
 static int rn_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 			   struct ib_udata *udata)
 {
@@ -84,8 +88,25 @@ static int rn_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 	a->hw_ver = RN_HW_VERSION;
 	a->max_qp = RN_MAX_QP;
 	a->max_qp_wr = RN_MAX_QP_WR;
-	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_SYS_IMAGE_GUID;
-	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/* As the provider says (it answers ibv_query_device itself); the
+	 * core checks some: ODP access flags need IBK_ON_DEMAND_PAGING.
+	 */
+	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_SYS_IMAGE_GUID |
+			      IB_DEVICE_SRQ_RESIZE | IB_DEVICE_XRC |
+			      IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B;
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
+	a->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
+	a->odp_caps.per_transport_caps.rc_odp_caps = RN_ODP_RELIABLE;
+	a->odp_caps.per_transport_caps.uc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE;
+	a->odp_caps.per_transport_caps.ud_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV;
+	a->odp_caps.per_transport_caps.xrc_odp_caps = RN_ODP_RELIABLE;
+	a->max_srq = RN_MAX_SRQ;
+	a->max_srq_wr = RN_MAX_SRQ_WR;
+	a->max_srq_sge = RN_MAX_SGE;
+	a->max_ah = RN_MAX_AH;
+	a->max_mw = RN_MAX_MW;
 	a->max_send_sge = RN_MAX_SGE;
 	a->max_recv_sge = RN_MAX_SGE;
 	a->max_sge_rd = RN_MAX_SGE;
@@ -101,6 +122,13 @@ static int rn_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 	return 0;
 }
 
+/*
+ * The kernel asks for the port with no context to reach ringnicd through
+ * (sysfs, netlink, its GID cache at registration and at port events, as
+ * well as uverbs): the answer is the stub's own, the state from whether a
+ * ringnicd is attached and the netdev.  ringnicd's would add only its
+ * Q_Key violation counter.
+ */
 static int rn_query_port(struct ib_device *ibdev, u32 port,
 			 struct ib_port_attr *attr)
 {
@@ -113,7 +141,8 @@ static int rn_query_port(struct ib_device *ibdev, u32 port,
 	attr->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
 				IB_PORT_PHYS_STATE_DISABLED;
 	attr->max_mtu = IB_MTU_4096;
-	attr->active_mtu = IB_MTU_4096;
+	attr->active_mtu = ib_mtu_int_to_enum(READ_ONCE(dev->ndev->mtu) -
+					      RN_ROCE_MAX_HDR);
 	attr->gid_tbl_len = RN_GID_TABLE_LEN;
 	attr->pkey_tbl_len = RN_PKEY_TABLE_LEN;
 	attr->max_msg_sz = RN_MAX_MSG_SZ;
@@ -191,6 +220,9 @@ static void rn_dealloc_driver(struct ib_device *ibdev)
 	list_del(&dev->link);
 	rn_daemon_detach_dev(dev, false);
 	mutex_unlock(&rn_devices_lock);
+	/* Its XRC objects, the device context's holders, are gone too. */
+	WARN_ON(dev->devctx);
+	mutex_destroy(&dev->devctx_lock);
 	xa_destroy(&dev->contexts);
 	dev_put(dev->ndev);
 }
@@ -211,15 +243,39 @@ static const struct attribute_group rn_attr_group = {
 	.attrs = rn_attrs,
 };
 
+/* The port's counters, named as ringnicd publishes them in userspace mode. */
+static const char *const rn_counter_names[RN_CNT_MAX] = RN_COUNTER_NAMES;
+static struct rdma_stat_desc rn_counter_descs[RN_CNT_MAX];
+
+static struct rdma_hw_stats *rn_alloc_hw_port_stats(struct ib_device *ibdev,
+						    u32 port)
+{
+	return rdma_alloc_hw_stats_struct(rn_counter_descs, RN_CNT_MAX,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int rn_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+			   u32 port, int index)
+{
+	struct rn_dev *dev = container_of(ibdev, struct rn_dev, ibdev);
+
+	spin_lock(&rn_lock);
+	memcpy(stats->value, dev->counters, sizeof(dev->counters));
+	spin_unlock(&rn_lock);
+	return RN_CNT_MAX;
+}
+
 static const struct ib_device_ops rn_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = RN_UVERBS_ABI_VERSION,
 	.device_group = &rn_attr_group,
 
+	.alloc_hw_port_stats = rn_alloc_hw_port_stats,
 	.dealloc_driver = rn_dealloc_driver,
 	.get_dma_mr = rn_get_dma_mr,
 	.get_dev_fw_str = rn_get_fw_ver_str,
+	.get_hw_stats = rn_get_hw_stats,
 	.get_link_layer = rn_link_layer,
 	.get_port_immutable = rn_port_immutable,
 	.poll_cq = rn_poll_cq,
@@ -260,6 +316,7 @@ static int rn_newlink(const char *name, struct net_device *ndev)
 	}
 	dev->ndev = ndev;
 	dev_hold(ndev);
+	mutex_init(&dev->devctx_lock);
 	xa_init_flags(&dev->contexts, XA_FLAGS_ALLOC1);
 	list_add_tail(&dev->link, &rn_devices);
 	mutex_unlock(&rn_devices_lock);
@@ -274,13 +331,12 @@ static int rn_newlink(const char *name, struct net_device *ndev)
 	ret = ib_device_set_netdev(&dev->ibdev, ndev, 1);
 	if (!ret)
 		ret = ib_register_device(&dev->ibdev, name, NULL);
-	if (ret) {
-		mutex_lock(&rn_devices_lock);
-		list_del(&dev->link);
-		mutex_unlock(&rn_devices_lock);
-		dev_put(ndev);
+	/* After a failed registration ib_dealloc_device calls
+	 * rn_dealloc_driver, which takes the device off the list and drops
+	 * the netdev.
+	 */
+	if (ret)
 		ib_dealloc_device(&dev->ibdev);
-	}
 	return ret;
 }
 
@@ -313,6 +369,10 @@ static struct notifier_block rn_netdev_nb = {
 static int __init rn_init(void)
 {
 	int ret = rn_daemon_init();
+	int i;
+
+	for (i = 0; i < RN_CNT_MAX; i++)
+		rn_counter_descs[i].name = rn_counter_names[i];
 
 	if (ret)
 		return ret;

@@ -15,6 +15,7 @@
 #include <linux/completion.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
@@ -23,16 +24,20 @@
 #include "kernel-abi/ringnic-kdev.h"
 
 struct rn_daemon;
+struct rn_devctx;
 
 /* One ringnic ib_device. */
 struct rn_dev {
 	struct ib_device ibdev;
 	struct list_head link; /* rn_devices */
 	struct net_device *ndev;
+	struct mutex devctx_lock;
+	struct rn_devctx *devctx; /* under devctx_lock: the newest, or NULL */
 	/* Under rn_lock: */
 	struct rn_daemon *daemon; /* the attached ringnicd, or NULL */
 	struct xarray contexts; /* ringnicd's context id -> struct rn_ucontext */
 	u32 next_ctx;
+	u64 counters[RN_CNT_MAX]; /* the port's, as ringnicd last sent them */
 };
 
 /* A ringnicd that opened RN_KDEV_PATH; file->private_data. */
@@ -81,7 +86,25 @@ struct rn_ucontext {
 	/* ringnicd's handles -> our objects, for its events (under rn_lock) */
 	struct xarray cqs;
 	struct xarray qps;
+	struct xarray srqs;
 	struct rn_req *close; /* allocated up front: closing cannot fail */
+};
+
+/*
+ * The device's own context with ringnicd.  The kernel shares an XRC domain
+ * between the processes that open its file, lets any of them ib_open_qp a
+ * target QP of it without the driver, and creates that QP with no udata:
+ * such objects outlive, or never meet, the application context that made
+ * them.  They are ringnicd's objects of this context instead, which holds
+ * no application's memory.  One is opened with ringnicd when first needed;
+ * each XRC domain and target QP holds a reference to the one it was made
+ * in (ringnicd's domain ids are valid in that ringnicd only), and the last
+ * one closes it.  Its QP table bounds the target QPs of a device at
+ * RN_CTX_MAX_QP.
+ */
+struct rn_devctx {
+	struct kref ref; /* put under dev->devctx_lock (kref_put_mutex) */
+	struct rn_ucontext uc; /* registered as any context; ibuc unused */
 };
 
 /* What an application may mmap: ringnicd's memory, or the status page. */
@@ -103,15 +126,46 @@ struct rn_cq {
 	struct rdma_user_mmap_entry *mem;
 };
 
+/*
+ * A QP.  An XRC target QP (no udata, see struct rn_devctx) is the device
+ * context's: uc is &devctx->uc, and it has no memory of the application's.
+ */
 struct rn_qp {
 	struct ib_qp ibqp;
 	struct rn_ucontext *uc;
 	u32 handle;
 	struct rdma_user_mmap_entry *mem;
+	struct rn_devctx *devctx; /* XRC target QPs only: held */
 };
 
 struct rn_mr {
 	struct ib_mr ibmr;
+	struct rn_ucontext *uc;
+	u32 handle;
+};
+
+struct rn_ah {
+	struct ib_ah ibah;
+	struct rn_ucontext *uc;
+	u32 handle;
+};
+
+struct rn_srq {
+	struct ib_srq ibsrq;
+	struct rn_ucontext *uc;
+	u32 handle;
+	struct rdma_user_mmap_entry *mem; /* replaced by a resize */
+};
+
+/* An XRC domain: id is ringnicd's device-wide one, in devctx's ringnicd. */
+struct rn_xrcd {
+	struct ib_xrcd ibxrcd;
+	struct rn_devctx *devctx; /* held */
+	u32 id;
+};
+
+struct rn_mw {
+	struct ib_mw ibmw;
 	struct rn_ucontext *uc;
 	u32 handle;
 };
