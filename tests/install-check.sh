@@ -14,12 +14,15 @@ case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
 mandir=$prefix/share/man
 unitdir=$(sed -n 's/^RINGNIC_SYSTEMD_UNIT_DIR:PATH=//p' "$build/CMakeCache.txt")
 gendir=$(sed -n 's/^RINGNIC_SYSTEMD_GENERATOR_DIR:PATH=//p' "$build/CMakeCache.txt")
+# The provider's name carries libibverbs' private ABI (RingnicIbverbsAbi.cmake).
+pabi=$(sed -n 's/^RINGNIC_IBVERBS_PABI:INTERNAL=//p' "$build/CMakeCache.txt")
+provider=$libdir/libibverbs/libringnic-rdmav$pabi.so
 # GNUInstallDirs: etc/ is /etc for the prefix /usr, under the prefix otherwise.
 etc=$(sed -n 's/^CMAKE_INSTALL_SYSCONFDIR:PATH=//p' "$build/CMakeCache.txt")
 case $etc in /*) ;; *) [ "$prefix" = /usr ] && etc=/$etc || etc=$prefix/$etc ;; esac
 for f in "$prefix/sbin/ringnicd" "$prefix/bin/ringnic-run" \
 	"$libdir/libringnic.so.1" "$libdir/libringnic.so" \
-	"$libdir/libibverbs/libringnic-rdmav34.so" \
+	"$provider" \
 	"$libdir/ringnic/libringnic-shim.so" \
 	"$libdir/pkgconfig/ringnic.pc" \
 	"$prefix/include/infiniband/ringnicdv.h" \
@@ -35,9 +38,13 @@ while read -r md; do
 		{ echo "$md is not installed" >&2; exit 1; }
 done <"$build/man/sources.txt"
 # The provider libibverbs loads is the library applications link to.
-[ "$(readlink -f "$stage$libdir/libibverbs/libringnic-rdmav34.so")" = \
+[ "$(readlink -f "$stage$provider")" = \
   "$(readlink -f "$stage$libdir/libringnic.so.1")" ] ||
 	{ echo "the provider is not libringnic.so.1" >&2; exit 1; }
+# ... and registers with that private ABI, bound to its symbol version.
+objdump -T "$stage$libdir/libringnic.so.1" |
+	grep -Eq "\(?IBVERBS_PRIVATE_$pabi\)? +verbs_register_driver_$pabi\$" ||
+	{ echo "libringnic.so.1 does not register with PABI $pabi" >&2; exit 1; }
 # Every direct verb the library exports has a man page that is installed.
 for sym in $(objdump -T "$stage$libdir/libringnic.so.1" |
 	awk '/RINGNIC_/ && $NF ~ /^ringnicdv_/ { print $NF }'); do

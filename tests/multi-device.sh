@@ -11,9 +11,9 @@ dir=$RINGNIC_RUNTIME_DIR
 fail() { echo "multi-device: $*" >&2; exit 1; }
 stop() { kill -TERM "$(cat "$dir/$1.pid")" && while [ -e "$dir/$1.pid" ]; do sleep 0.05; done; }
 
-ringnicd --name rna || fail "rna did not start"
-ringnicd --name rnb || fail "rnb did not start"
-ringnicd --name rna 2>/dev/null && fail "a second rna was accepted"
+ringnicd --name rna --netdev lo || fail "rna did not start"
+ringnicd --name rnb --netdev lo || fail "rnb did not start"
+ringnicd --name rna --netdev lo 2>/dev/null && fail "a second rna was accepted"
 list=$(ringnic-run ibv_devices)
 echo "$list" | grep -q rna && echo "$list" | grep -q rnb || fail "not both listed: $list"
 ringnic-run ibv_devinfo -d rnb | grep -q PORT_ACTIVE || fail "rnb not usable"

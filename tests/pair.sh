@@ -5,8 +5,13 @@
 # Runs an unmodified client/server pair through ringnic-run (or, in kernel
 # mode, RN_PAIR_LAUNCH="" : directly) as two processes: the server first, the client once the server listens on PORT
 # (TCP, where these tools exchange QP numbers).  Both must exit 0, and the
-# client's output must pass CHECK: perftest-bw, perftest-lat, pingpong or
-# none.  Each side is limited to RN_PAIR_TIMEOUT seconds (default 300).
+# client's output must pass CHECK: perftest-bw, perftest-lat, pingpong,
+# success or none.  Each side is limited to RN_PAIR_TIMEOUT seconds (default 300).
+# With RN_PAIR_CLIENT_NETNS set the client runs in that network namespace
+# (another host: tests/wire).
+# RN_PAIR_LISTEN_NETNS names the network namespace (ip netns) the server
+# listens in, when it is not the caller's.  RN_PAIR_ATTEMPTS (default 3):
+# how often a pair runs while perftest cannot calibrate its clock.
 set -u
 check=$1
 port=$2
@@ -20,17 +25,20 @@ shift
 client=("$@")
 limit=${RN_PAIR_TIMEOUT:-300}
 read -ra launch <<<"${RN_PAIR_LAUNCH-ringnic-run}"
+listen_ns=()
+[ -n "${RN_PAIR_LISTEN_NETNS:-}" ] && listen_ns=(ip netns exec "$RN_PAIR_LISTEN_NETNS")
 out=$(mktemp /tmp/rn-pair.XXXXXX)
 
 run_pair() {
 	timeout "$limit" "${launch[@]}" "${server[@]}" >"$out.server" 2>&1 &
 	spid=$!
 	for _ in $(seq 200); do
-		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+		"${listen_ns[@]}" ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
 		kill -0 $spid 2>/dev/null || break
 		sleep 0.05
 	done
-	timeout "$limit" "${launch[@]}" "${client[@]}" >"$out.client" 2>&1
+	timeout "$limit" ${RN_PAIR_CLIENT_NETNS:+ip netns exec "$RN_PAIR_CLIENT_NETNS"} \
+		"${launch[@]}" "${client[@]}" >"$out.client" 2>&1
 	crc=$?
 	wait $spid
 	src=$?
@@ -39,8 +47,8 @@ run_pair() {
 # perftest times itself by fitting its cycle counter against the clock;
 # on a loaded 2-core machine (sanitizers, tests in parallel) the fit can
 # miss its r^2 > 0.9 and perftest gives up with no report.  That is the
-# tool's own measurement, not the device: run it again, at most twice.
-for attempt in 1 2 3; do
+# tool's own measurement, not the device: run it again, a few times.
+for attempt in $(seq "${RN_PAIR_ATTEMPTS:-3}"); do
 	run_pair
 	cat "$out.client" "$out.server" | grep -q "Correlation coefficient r^2" ||
 		break
@@ -71,6 +79,10 @@ pingpong)
 	grep -Eq 'bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec' "$out.client" &&
 		grep -Eq '^[0-9]+ iters in' "$out.client" ||
 		{ echo "pair: no pingpong result" >&2; rc=1; } ;;
+success)
+	# ibv_xsrq_pingpong checks every message itself and says so.
+	grep -qx success "$out.client" ||
+		{ echo "pair: no success line" >&2; rc=1; } ;;
 none) ;;
 *) echo "pair: unknown check $check" >&2; rc=1 ;;
 esac

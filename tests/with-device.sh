@@ -4,6 +4,8 @@
 #
 # Runs CMD with a private ringnicd: a fresh runtime dir, ringnic-run on PATH
 # (through RINGNIC_RUNTIME_DIR it finds this device), RINGNICD_PID set.
+# Its port is on lo, whatever network the host has: GID 0 is 127.0.0.1
+# (RINGNICD_ARGS, added last, may choose another --netdev).
 # Afterwards the daemon gets SIGTERM and must have removed everything it
 # published.  Exit status: CMD's, or 1 if the device misbehaved.
 set -u
@@ -14,7 +16,8 @@ export RINGNIC_RUNTIME_DIR
 RINGNIC_RUNTIME_DIR=$(mktemp -d /tmp/rn.XXXXXX)
 dir=$RINGNIC_RUNTIME_DIR
 
-ringnicd --runtime-dir "$dir" --foreground ${RINGNICD_ARGS:-} 2>"$dir.log" &
+ringnicd --runtime-dir "$dir" --foreground --netdev lo ${RINGNICD_ARGS:-} \
+	2>"$dir.log" &
 export RINGNICD_PID=$!
 for _ in $(seq 100); do
 	[ -e "$dir"/sys/class/infiniband_verbs/*/ibdev ] && break

@@ -20,6 +20,12 @@
 
 #define E2E_MAX_ROLES 4
 #define E2E_DEVICE "ringnic0"
+/*
+ * The device this role opens: E2E_DEVICE, or for the odd roles (responders)
+ * RINGNIC_E2E_PEER_DEVICE when it is set, so that pairs cross two devices,
+ * e.g. two ringnicd in two network namespaces talking RoCEv2 (tests/wire).
+ */
+extern const char *e2e_device;
 
 /* How long one expected event (a message, a completion) may take. */
 #define E2E_WAIT_MS 10000
@@ -48,12 +54,20 @@ struct e2e_test {
 	e2e_orchestrate_fn orchestrate; /* optional */
 	int timeout_s; /* 0: the default */
 	const char *role_names[E2E_MAX_ROLES]; /* optional, for reports */
+	bool one_device; /* never across two (RINGNIC_E2E_PEER_DEVICE) */
 };
 
 extern const struct e2e_test e2e_data_tests[];
 extern const struct e2e_test e2e_error_tests[];
 extern const struct e2e_test e2e_kill_tests[];
 extern const struct e2e_test e2e_unmap_tests[];
+extern const struct e2e_test e2e_ud_tests[];
+extern const struct e2e_test e2e_srq_tests[];
+extern const struct e2e_test e2e_uc_tests[];
+extern const struct e2e_test e2e_xrc_tests[];
+extern const struct e2e_test e2e_mw_tests[];
+extern const struct e2e_test e2e_memory_tests[];
+extern const struct e2e_test e2e_object_tests[];
 
 /* Record the first failure of this process; returns -1. */
 int e2e_fail_at(const char *file, int line, const char *fmt, ...)
@@ -97,10 +111,13 @@ struct e2e_opts {
 	bool sig_all;
 	bool qp_ex; /* ibv_create_qp_ex with every send op */
 	bool cq_ex; /* ibv_create_cq_ex with every wc field */
+	bool channel; /* both CQs on a completion channel of their own */
 	unsigned int qp_access; /* the QP's qp_access_flags */
 	unsigned int mr_access; /* the buffer's access flags */
 	size_t buf_len;
 	bool iova; /* register the buffer at E2E_IOVA instead of its address */
+	uint32_t srq_max_wr; /* non-zero: the QP receives from an SRQ this big */
+	uint32_t srq_max_sge;
 	enum ibv_mtu mtu;
 	uint8_t timeout;
 	uint8_t retry_cnt;
@@ -108,7 +125,11 @@ struct e2e_opts {
 	uint8_t min_rnr_timer;
 	uint32_t psn;
 	enum ibv_qp_state state; /* where e2e_connect leaves the QP */
+	enum ibv_qp_type qp_type; /* RC (the default), UC or UD */
 };
+
+/* The Q_Key of UD QPs the harness makes. */
+#define E2E_QKEY 0x11223344u
 
 #define E2E_IOVA 0x00007e5700000000ull
 #define E2E_ACCESS_ALL                                                         \
@@ -132,9 +153,13 @@ struct e2e_side {
 	struct ibv_pd *pd;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_cq_ex *scqx, *rcqx; /* when o.cq_ex */
+	struct ibv_comp_channel *channel; /* when o.channel */
 	struct ibv_qp *qp;
 	struct ibv_qp_ex *qpx; /* when o.qp_ex */
+	struct ibv_ah *ah; /* UD: towards the peer, made by e2e_connect */
 	struct ibv_qp_cap cap; /* what create_qp granted */
+	struct ibv_srq *srq; /* when o.srq_max_wr */
+	struct ibv_srq_attr srq_attr; /* what create_srq granted */
 	uint8_t *buf;
 	struct ibv_mr *mr;
 	uint64_t base; /* the address WRs name for buf[0] (addr or iova) */
@@ -144,6 +169,7 @@ struct e2e_side {
 
 void e2e_default_opts(struct e2e_opts *o);
 int e2e_open_device(struct ibv_context **ctx);
+enum ibv_mtu e2e_port_mtu(struct ibv_context *ctx);
 /* Device, PD, CQs, QP in RESET and the buffer. */
 int e2e_open(struct e2e_side *s, struct e2e_proc *p, const struct e2e_opts *o);
 /* Exchange QPN, PSN, GID and buffer with the peer over p->peer. */
@@ -153,8 +179,22 @@ int e2e_connect(struct e2e_side *s);
 /* All three, then wait for the peer to have done the same. */
 int e2e_setup(struct e2e_side *s, struct e2e_proc *p, const struct e2e_opts *o);
 int e2e_close(struct e2e_side *s);
+/*
+ * Another RC QP like s->qp (its CQs and caps) but in pd, connected to the
+ * QP the peer makes at the same step: both sides call it.
+ */
+int e2e_extra_qp(struct e2e_side *s, struct ibv_pd *pd, struct ibv_qp **qp,
+		 uint32_t *dest_qpn);
+/* A QP (after an error, say) through RESET back to RTS towards dest_qpn. */
+int e2e_reset_qp(struct e2e_side *s, struct ibv_qp *qp, uint32_t dest_qpn);
+/*
+ * After an error that put the QP in ERR (and its peer's: both sides call
+ * it): back to RTS, and both sides meet there.
+ */
+int e2e_recover(struct e2e_side *s, struct ibv_qp *qp, uint32_t dest_qpn);
 
 int qp_to_init(struct ibv_qp *qp, unsigned int access);
+struct ibv_ah *e2e_ah(struct ibv_pd *pd, const uint8_t *gid);
 int qp_to_rtr(struct e2e_side *s, uint32_t dest_qpn, uint32_t rq_psn);
 int qp_to_rts(struct e2e_side *s);
 int qp_to_state(struct ibv_qp *qp, enum ibv_qp_state state);
@@ -205,6 +245,9 @@ struct wc_want {
 	uint32_t src_qp;
 	bool imm;
 	uint32_t imm_data; /* network byte order */
+	unsigned int flags; /* wc_flags besides WITH_IMM and WITH_INV */
+	bool inv; /* IBV_WC_WITH_INV: check invalidated_rkey */
+	uint32_t invalidated_rkey;
 	bool flush; /* only status, wr_id and qp_num are defined */
 };
 int check_wc(const struct ibv_wc *wc, const struct wc_want *w, const char *what);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <infiniband/ringnicdv.h>
+
 #include "e2e.h"
 
 #define FILLER 0xee
@@ -356,6 +358,28 @@ _Static_assert(N_ERR_CASES == 24, "one ERR_FNS per case");
 #define RNR_TIMER_US 1280
 #define RNR_RETRIES 3
 
+/*
+ * The QP's own counters (ringnicdv_query_qp_counters) agree with what
+ * happened, on the local path as on the wire: every lost try an ACK
+ * timeout, every try but the last a retry; every RNR NAK counted.
+ */
+static int expect_qp_counters(struct ibv_qp *qp, uint64_t ack_timeouts,
+			      uint64_t retries, uint64_t rnr_naks)
+{
+	struct ringnicdv_qp_counters c;
+	int ret = ringnicdv_query_qp_counters(qp, &c, sizeof(c));
+
+	CHECK(!ret, "ringnicdv_query_qp_counters: %s", strerror(ret));
+	CHECK(c.ack_timeouts == ack_timeouts && c.retries == retries &&
+	      c.rnr_naks == rnr_naks,
+	      "QP counters: ack_timeouts %llu retries %llu rnr_naks %llu, expected %llu %llu %llu",
+	      (unsigned long long)c.ack_timeouts,
+	      (unsigned long long)c.retries, (unsigned long long)c.rnr_naks,
+	      (unsigned long long)ack_timeouts, (unsigned long long)retries,
+	      (unsigned long long)rnr_naks);
+	return 0;
+}
+
 /* No receive posted, rnr_retry 3: RNR_RETRY_EXC_ERR after 3 RNR waits. */
 static int rnr_req(struct e2e_proc *p)
 {
@@ -386,6 +410,7 @@ static int rnr_req(struct e2e_proc *p)
 	      (unsigned long long)dt, RNR_RETRIES, RNR_TIMER_US);
 	TRY(expect_err(scq_of(&s), 2, IBV_WC_WR_FLUSH_ERR, s.qp->qp_num,
 		       "WR behind the RNR failure"));
+	TRY(expect_qp_counters(s.qp, 0, 0, RNR_RETRIES + 1));
 	TRY(check_flushes_later(&s));
 	TRY(e2e_sync(p, "checked"));
 	TRY(e2e_sync(p, "end"));
@@ -479,6 +504,7 @@ static int expect_retry_exc(struct e2e_side *s)
 	      (unsigned long long)dt, ACK_RETRIES, ACK_TIMEOUT_US);
 	TRY(expect_err(scq_of(s), 2, IBV_WC_WR_FLUSH_ERR, s->qp->qp_num,
 		       "WR behind the timeout"));
+	TRY(expect_qp_counters(s->qp, ACK_RETRIES + 1, ACK_RETRIES, 0));
 	return check_flushes_later(s);
 }
 
@@ -644,8 +670,8 @@ static int post_state_resp(struct e2e_proc *p)
 
 /* An opcode RC/ringnic does not support, third in a list of four. */
 static const enum ibv_wr_opcode bad_ops[] = {
-	IBV_WR_LOCAL_INV,
-	IBV_WR_BIND_MW,
+	IBV_WR_TSO,
+	IBV_WR_DRIVER1,
 	(enum ibv_wr_opcode)0x3e,
 };
 #define N_BAD_OPS (sizeof(bad_ops) / sizeof(bad_ops[0]))

@@ -165,6 +165,8 @@ static void run_role(const struct e2e_test *t, int role, int peer, int ctl)
 	if (getppid() != harness_pid)
 		_exit(1);
 	my_reason = results->reason[role];
+	if (role % 2 && !t->one_device && getenv("RINGNIC_E2E_PEER_DEVICE"))
+		e2e_device = getenv("RINGNIC_E2E_PEER_DEVICE");
 	ret = t->role[role](&p);
 	if (ret && !my_reason[0])
 		FAIL("failed without a reason");
@@ -326,6 +328,13 @@ static const struct e2e_test *const tables[] = {
 	e2e_error_tests,
 	e2e_kill_tests,
 	e2e_unmap_tests,
+	e2e_ud_tests,
+	e2e_srq_tests,
+	e2e_uc_tests,
+	e2e_xrc_tests,
+	e2e_mw_tests,
+	e2e_memory_tests,
+	e2e_object_tests,
 };
 
 static bool selected(const struct e2e_test *t, int argc, char **argv)

@@ -31,8 +31,11 @@ void e2e_default_opts(struct e2e_opts *o)
 		.rnr_retry = 7,
 		.min_rnr_timer = 1, /* 10 us */
 		.state = IBV_QPS_RTS,
+		.qp_type = IBV_QPT_RC,
 	};
 }
+
+const char *e2e_device = E2E_DEVICE;
 
 int e2e_open_device(struct ibv_context **ctx)
 {
@@ -43,20 +46,20 @@ int e2e_open_device(struct ibv_context **ctx)
 	CHECK(list, "ibv_get_device_list: %s", strerror(errno));
 	*ctx = NULL;
 	for (i = 0; i < n; i++) {
-		if (strcmp(ibv_get_device_name(list[i]), E2E_DEVICE))
+		if (strcmp(ibv_get_device_name(list[i]), e2e_device))
 			continue;
 		*ctx = ibv_open_device(list[i]);
 		if (!*ctx) {
 			int err = errno;
 
 			ibv_free_device_list(list);
-			return FAIL("ibv_open_device(%s): %s", E2E_DEVICE,
+			return FAIL("ibv_open_device(%s): %s", e2e_device,
 				    strerror(err));
 		}
 		break;
 	}
 	ibv_free_device_list(list);
-	CHECK(*ctx, "no device %s among %d (run under ringnic-run)", E2E_DEVICE, n);
+	CHECK(*ctx, "no device %s among %d (run under ringnic-run)", e2e_device, n);
 	return 0;
 }
 
@@ -85,9 +88,14 @@ struct ibv_mr *e2e_reg(struct ibv_pd *pd, void *addr, size_t len,
 
 static int create_cqs(struct e2e_side *s)
 {
+	if (s->o.channel) {
+		s->channel = ibv_create_comp_channel(s->ctx);
+		CHECK(s->channel, "ibv_create_comp_channel: %s", strerror(errno));
+	}
 	if (s->o.cq_ex) {
 		struct ibv_cq_init_attr_ex attr = {
 			.cqe = s->o.cqe,
+			.channel = s->channel,
 			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
 				    IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP,
 		};
@@ -100,20 +108,41 @@ static int create_cqs(struct e2e_side *s)
 		s->rcq = ibv_cq_ex_to_cq(s->rcqx);
 		return 0;
 	}
-	s->scq = ibv_create_cq(s->ctx, s->o.cqe, NULL, NULL, 0);
+	s->scq = ibv_create_cq(s->ctx, s->o.cqe, NULL, s->channel, 0);
 	CHECK(s->scq, "ibv_create_cq: %s", strerror(errno));
-	s->rcq = ibv_create_cq(s->ctx, s->o.cqe, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->ctx, s->o.cqe, NULL, s->channel, 0);
 	CHECK(s->rcq, "ibv_create_cq: %s", strerror(errno));
+	return 0;
+}
+
+/* The SRQ the QP receives from, when the options ask for one. */
+static int create_srq(struct e2e_side *s)
+{
+	struct ibv_srq_init_attr attr = {
+		.attr = { .max_wr = s->o.srq_max_wr, .max_sge = s->o.srq_max_sge },
+	};
+
+	if (!s->o.srq_max_wr)
+		return 0;
+	s->srq = ibv_create_srq(s->pd, &attr);
+	CHECK(s->srq, "ibv_create_srq(max_wr %u, max_sge %u): %s",
+	      s->o.srq_max_wr, s->o.srq_max_sge, strerror(errno));
+	CHECK(attr.attr.max_wr >= s->o.srq_max_wr &&
+	      attr.attr.max_sge >= s->o.srq_max_sge,
+	      "ibv_create_srq granted less than asked: wr %u sge %u",
+	      attr.attr.max_wr, attr.attr.max_sge);
+	s->srq_attr = attr.attr;
 	return 0;
 }
 
 static int create_qp(struct e2e_side *s)
 {
+	/* A QP on an SRQ has no receive queue of its own. */
 	struct ibv_qp_cap cap = {
 		.max_send_wr = s->o.max_send_wr,
-		.max_recv_wr = s->o.max_recv_wr,
+		.max_recv_wr = s->srq ? 0 : s->o.max_recv_wr,
 		.max_send_sge = s->o.max_send_sge,
-		.max_recv_sge = s->o.max_recv_sge,
+		.max_recv_sge = s->srq ? 0 : s->o.max_recv_sge,
 		.max_inline_data = s->o.max_inline,
 	};
 
@@ -121,8 +150,9 @@ static int create_qp(struct e2e_side *s)
 		struct ibv_qp_init_attr_ex attr = {
 			.send_cq = s->scq,
 			.recv_cq = s->rcq,
+			.srq = s->srq,
 			.cap = cap,
-			.qp_type = IBV_QPT_RC,
+			.qp_type = s->o.qp_type,
 			.sq_sig_all = s->o.sig_all,
 			.comp_mask = IBV_QP_INIT_ATTR_PD |
 				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
@@ -133,7 +163,10 @@ static int create_qp(struct e2e_side *s)
 					  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 					  IBV_QP_EX_WITH_RDMA_READ |
 					  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-					  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+					  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+					  IBV_QP_EX_WITH_SEND_WITH_INV |
+					  IBV_QP_EX_WITH_LOCAL_INV |
+					  IBV_QP_EX_WITH_BIND_MW,
 		};
 
 		s->qp = ibv_create_qp_ex(s->ctx, &attr);
@@ -145,8 +178,9 @@ static int create_qp(struct e2e_side *s)
 		struct ibv_qp_init_attr attr = {
 			.send_cq = s->scq,
 			.recv_cq = s->rcq,
+			.srq = s->srq,
 			.cap = cap,
-			.qp_type = IBV_QPT_RC,
+			.qp_type = s->o.qp_type,
 			.sq_sig_all = s->o.sig_all,
 		};
 
@@ -169,6 +203,19 @@ static int create_qp(struct e2e_side *s)
 	return 0;
 }
 
+/*
+ * The port's active MTU: 4096 on lo, what the link carries between hosts
+ * (1024 on a veth pair of MTU 1500, tests/wire).
+ */
+enum ibv_mtu e2e_port_mtu(struct ibv_context *ctx)
+{
+	struct ibv_port_attr port;
+
+	if (ibv_query_port(ctx, 1, &port))
+		return IBV_MTU_1024;
+	return port.active_mtu;
+}
+
 int e2e_open(struct e2e_side *s, struct e2e_proc *p, const struct e2e_opts *o)
 {
 	memset(s, 0, sizeof(*s));
@@ -177,8 +224,11 @@ int e2e_open(struct e2e_side *s, struct e2e_proc *p, const struct e2e_opts *o)
 	if (!s->o.psn)
 		s->o.psn = 0x10101 * (p->role + 1) + 0x7a;
 	TRY(e2e_open_device(&s->ctx));
+	if (s->o.mtu > e2e_port_mtu(s->ctx))
+		s->o.mtu = e2e_port_mtu(s->ctx);
 	s->pd = ibv_alloc_pd(s->ctx);
 	CHECK(s->pd, "ibv_alloc_pd: %s", strerror(errno));
+	TRY(create_srq(s));
 	TRY(create_cqs(s));
 	TRY(create_qp(s));
 	s->buf = e2e_alloc(s->o.buf_len);
@@ -228,15 +278,36 @@ int qp_to_init(struct ibv_qp *qp, unsigned int access)
 		.pkey_index = 0,
 		.port_num = 1,
 		.qp_access_flags = access,
+		.qkey = E2E_QKEY,
 	};
-	int ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-					   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	/* UD QPs have a Q_Key where connected ones have rights. */
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		   (qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS);
+	int ret = ibv_modify_qp(qp, &attr, mask);
 
 	CHECK(!ret, "modify_qp RESET->INIT: %s", strerror(ret));
 	return 0;
 }
 
-int qp_to_rtr(struct e2e_side *s, uint32_t dest_qpn, uint32_t rq_psn)
+/* An AH of the PD towards gid (sgid index 0). */
+struct ibv_ah *e2e_ah(struct ibv_pd *pd, const uint8_t *gid)
+{
+	struct ibv_ah_attr attr = {
+		.is_global = 1,
+		.grh = { .sgid_index = 0, .hop_limit = 64 },
+		.port_num = 1,
+	};
+	struct ibv_ah *ah;
+
+	memcpy(attr.grh.dgid.raw, gid, 16);
+	ah = ibv_create_ah(pd, &attr);
+	if (!ah)
+		FAIL("ibv_create_ah: %s", strerror(errno));
+	return ah;
+}
+
+static int rtr_of(struct e2e_side *s, struct ibv_qp *qp, uint32_t dest_qpn,
+		  uint32_t rq_psn)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_RTR,
@@ -251,19 +322,27 @@ int qp_to_rtr(struct e2e_side *s, uint32_t dest_qpn, uint32_t rq_psn)
 			.port_num = 1,
 		},
 	};
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	int ret;
 
+	/* UC has no reads to answer nor RNR; UD no connection at all. */
+	if (qp->qp_type == IBV_QPT_UC)
+		mask &= ~(IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (qp->qp_type == IBV_QPT_UD)
+		mask = IBV_QP_STATE;
 	memcpy(attr.ah_attr.grh.dgid.raw, s->rem.gid, 16);
-	ret = ibv_modify_qp(s->qp, &attr,
-			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				    IBV_QP_MAX_DEST_RD_ATOMIC |
-				    IBV_QP_MIN_RNR_TIMER);
+	ret = ibv_modify_qp(qp, &attr, mask);
 	CHECK(!ret, "modify_qp INIT->RTR: %s", strerror(ret));
 	return 0;
 }
 
-int qp_to_rts(struct e2e_side *s)
+int qp_to_rtr(struct e2e_side *s, uint32_t dest_qpn, uint32_t rq_psn)
+{
+	return rtr_of(s, s->qp, dest_qpn, rq_psn);
+}
+
+static int rts_of(struct e2e_side *s, struct ibv_qp *qp)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_RTS,
@@ -273,13 +352,21 @@ int qp_to_rts(struct e2e_side *s)
 		.rnr_retry = s->o.rnr_retry,
 		.max_rd_atomic = 4,
 	};
-	int ret = ibv_modify_qp(s->qp, &attr,
-				IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					IBV_QP_MAX_QP_RD_ATOMIC);
+	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	int ret;
 
+	/* Only a reliable QP has retries and reads to issue. */
+	if (qp->qp_type == IBV_QPT_RC)
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	ret = ibv_modify_qp(qp, &attr, mask);
 	CHECK(!ret, "modify_qp RTR->RTS: %s", strerror(ret));
 	return 0;
+}
+
+int qp_to_rts(struct e2e_side *s)
+{
+	return rts_of(s, s->qp);
 }
 
 int e2e_connect(struct e2e_side *s)
@@ -290,6 +377,10 @@ int e2e_connect(struct e2e_side *s)
 	if (s->o.state == IBV_QPS_INIT)
 		return 0;
 	TRY(qp_to_rtr(s, s->rem.qpn, s->rem.psn));
+	if (s->qp->qp_type == IBV_QPT_UD) {
+		s->ah = e2e_ah(s->pd, s->rem.gid);
+		TRY(!s->ah);
+	}
 	if (s->o.state == IBV_QPS_RTR)
 		return 0;
 	return qp_to_rts(s);
@@ -304,16 +395,75 @@ int e2e_setup(struct e2e_side *s, struct e2e_proc *p, const struct e2e_opts *o)
 	return e2e_sync(p, "connected");
 }
 
+static int connect_qp(struct e2e_side *s, struct ibv_qp *qp, uint32_t dest_qpn)
+{
+	TRY(qp_to_init(qp, s->o.qp_access));
+	TRY(rtr_of(s, qp, dest_qpn, s->rem.psn));
+	return rts_of(s, qp);
+}
+
+int e2e_reset_qp(struct e2e_side *s, struct ibv_qp *qp, uint32_t dest_qpn)
+{
+	TRY(qp_to_state(qp, IBV_QPS_RESET));
+	return connect_qp(s, qp, dest_qpn);
+}
+
+int e2e_recover(struct e2e_side *s, struct ibv_qp *qp, uint32_t dest_qpn)
+{
+	TRY(expect_qp_state(qp, IBV_QPS_ERR));
+	TRY(e2e_reset_qp(s, qp, dest_qpn));
+	return e2e_sync(s->p, "recovered");
+}
+
+int e2e_extra_qp(struct e2e_side *s, struct ibv_pd *pd, struct ibv_qp **qp,
+		 uint32_t *dest_qpn)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = s->scq,
+		.recv_cq = s->rcq,
+		.cap = {
+			.max_send_wr = s->o.max_send_wr,
+			.max_recv_wr = s->o.max_recv_wr,
+			.max_send_sge = s->o.max_send_sge,
+			.max_recv_sge = s->o.max_recv_sge,
+			.max_inline_data = s->o.max_inline,
+		},
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = s->o.sig_all,
+	};
+	uint64_t qpn;
+
+	*qp = ibv_create_qp(pd, &attr);
+	CHECK(*qp, "ibv_create_qp: %s", strerror(errno));
+	TRY(send_u64(s->p->peer, (*qp)->qp_num));
+	TRY(recv_u64(s->p->peer, &qpn, E2E_WAIT_MS));
+	*dest_qpn = (uint32_t)qpn;
+	TRY(connect_qp(s, *qp, *dest_qpn));
+	return e2e_sync(s->p, "extra QP connected");
+}
+
 int e2e_close(struct e2e_side *s)
 {
 	int ret;
 
 	ret = ibv_destroy_qp(s->qp);
 	CHECK(!ret, "ibv_destroy_qp: %s", strerror(ret));
+	if (s->ah) {
+		ret = ibv_destroy_ah(s->ah);
+		CHECK(!ret, "ibv_destroy_ah: %s", strerror(ret));
+	}
+	if (s->srq) {
+		ret = ibv_destroy_srq(s->srq);
+		CHECK(!ret, "ibv_destroy_srq: %s", strerror(ret));
+	}
 	ret = ibv_destroy_cq(s->scq);
 	CHECK(!ret, "ibv_destroy_cq: %s", strerror(ret));
 	ret = ibv_destroy_cq(s->rcq);
 	CHECK(!ret, "ibv_destroy_cq: %s", strerror(ret));
+	if (s->channel) {
+		ret = ibv_destroy_comp_channel(s->channel);
+		CHECK(!ret, "ibv_destroy_comp_channel: %s", strerror(ret));
+	}
 	ret = ibv_dereg_mr(s->mr);
 	CHECK(!ret, "ibv_dereg_mr: %s", strerror(ret));
 	ret = ibv_dealloc_pd(s->pd);
@@ -412,8 +562,16 @@ int post_recv1(struct ibv_qp *qp, uint64_t wr_id, struct ibv_sge *sge, int n)
 int post_recv_buf(struct e2e_side *s, uint64_t wr_id, size_t off, size_t len)
 {
 	struct ibv_sge sge = sge_of(s, off, len);
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad = NULL;
+	int ret;
 
-	return post_recv1(s->qp, wr_id, &sge, 1);
+	if (!s->srq)
+		return post_recv1(s->qp, wr_id, &sge, 1);
+	ret = ibv_post_srq_recv(s->srq, &wr, &bad);
+	CHECK(!ret, "ibv_post_srq_recv(wr_id %#llx): %s",
+	      (unsigned long long)wr_id, strerror(ret));
+	return 0;
 }
 
 /* ---- completions ------------------------------------------------------------- */
@@ -440,6 +598,9 @@ static void read_ex(struct ibv_cq_ex *cqx, struct ibv_wc *wc)
 	wc->qp_num = ibv_wc_read_qp_num(cqx);
 	wc->src_qp = ibv_wc_read_src_qp(cqx);
 	wc->wc_flags = ibv_wc_read_wc_flags(cqx);
+	/* The same field as the immediate, read by its own name. */
+	if (wc->wc_flags & IBV_WC_WITH_INV)
+		wc->invalidated_rkey = ibv_wc_read_invalidated_rkey(cqx);
 }
 
 int poll_some(struct e2e_cq cq, struct ibv_wc *wc, int max)
@@ -515,7 +676,8 @@ const char *wc_status_name(int status)
 
 int check_wc(const struct ibv_wc *wc, const struct wc_want *w, const char *what)
 {
-	unsigned int flags = w->imm ? IBV_WC_WITH_IMM : 0;
+	unsigned int flags = (w->imm ? IBV_WC_WITH_IMM : 0) |
+			     (w->inv ? IBV_WC_WITH_INV : 0) | w->flags;
 
 	CHECK(wc->status == w->status && wc->wr_id == w->wr_id,
 	      "%s: completion wr_id %#llx status '%s' (vendor_err %u), expected wr_id %#llx status '%s'",
@@ -536,6 +698,10 @@ int check_wc(const struct ibv_wc *wc, const struct wc_want *w, const char *what)
 		CHECK(wc->imm_data == w->imm_data,
 		      "%s: imm_data %#x, expected %#x (network order)", what,
 		      wc->imm_data, w->imm_data);
+	if (w->inv)
+		CHECK(wc->invalidated_rkey == w->invalidated_rkey,
+		      "%s: invalidated_rkey %#x, expected %#x", what,
+		      wc->invalidated_rkey, w->invalidated_rkey);
 	if (w->recv)
 		CHECK(wc->src_qp == w->src_qp, "%s: src_qp %#x, expected %#x",
 		      what, wc->src_qp, w->src_qp);

@@ -28,6 +28,14 @@ static pid_t client_pid;
 
 static void init_once(void)
 {
+	/* A port on lo: GIDs 0 (::ffff:127.0.0.1) and 1 (::1) for address
+	 * vectors to name.
+	 */
+	union ibv_gid lo[2] = {
+		{ .raw = { [10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1 } },
+		{ .raw = { [15] = 1 } },
+	};
+
 	client_pid = fork();
 	if (client_pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -37,8 +45,10 @@ static void init_once(void)
 	signal(SIGPIPE, SIG_IGN);
 	rn_log_init(true, false);
 	dev.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	dev.kdev_fd = -1;
 	if (dev.epoll_fd < 0 || rn_device_init(&dev, 0))
 		abort();
+	rn_port_set_gids(&dev, lo, 2);
 	dev.max_clients = 16;
 	dev.max_shared_bytes = 1ull << 30;
 }
@@ -59,6 +69,7 @@ static size_t one_request(struct rn_client *client, const uint8_t *data,
 		len = size - 3;
 	memcpy(m.req.buf, data + 3, len);
 	m.len = len;
+	m.sender = client_pid; /* its requests after OPEN confirm it */
 	if (data[0] & 1 && !pipe2(p, O_CLOEXEC)) {
 		close(p[0]);
 		m.fds[m.nfds++] = p[1];

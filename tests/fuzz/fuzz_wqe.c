@@ -15,7 +15,7 @@
 #define MAX_RING 512
 
 struct params {
-	uint8_t log2_slots; /* ring of 1 << (x % 10) slots */
+	uint8_t log2_slots; /* ring of 1 << (x % 10) slots; bit 7: UD (has_dest) */
 	uint8_t max_sge;
 	uint16_t max_inline;
 	uint64_t head;
@@ -25,9 +25,11 @@ struct params {
 
 static void check_send(const struct rn_wqe *w, const struct rn_wqe_limits *lim)
 {
-	uint64_t payload = w->flags & RN_WQE_INLINE ?
-				   w->inline_len :
-				   w->num_sge * sizeof(struct rn_sge);
+	/* A UD WQE's destination comes first. */
+	uint64_t payload = (lim->has_dest ? sizeof(struct rn_wqe_dest) : 0) +
+			   (w->flags & RN_WQE_INLINE ?
+				    w->inline_len :
+				    w->num_sge * sizeof(struct rn_sge));
 
 	if (w->opcode < RN_OP_SEND || w->opcode > RN_OP_MAX ||
 	    w->flags & ~RN_WQE_FLAGS_ALL || w->num_sge > lim->max_sge ||
@@ -59,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lim.max_sge = p.max_sge % (RN_MAX_SGE + 1);
 	lim.max_inline = p.max_inline % (RN_MAX_INLINE + 1);
 	lim.max_slots = RN_SEND_WQE_MAX_SLOTS;
+	lim.has_dest = p.log2_slots & 0x80;
 	p.head &= RN_DB_SEQ_MASK;
 	p.prod &= RN_DB_SEQ_MASK;
 

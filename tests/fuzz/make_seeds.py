@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Writes the seed corpora of the fuzz targets (corpus/wqe, corpus/control)
-from the layouts of kernel-abi/: well-formed inputs the fuzzers mutate.
+from the layouts of kernel-abi/, and corpus/packet from the RoCEv2 layouts
+of shared/ROCE.md: well-formed inputs the fuzzers mutate.
 Run it when a format changes; the seeds are committed."""
+import ipaddress
 import os
 import struct
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -106,8 +109,92 @@ def control_seeds():
           bytes(page) + bytes(ctrl) + sq)
 
 
+# RoCEv2 (ROCE.md 1.3-1.5): the headers after the BTH of each RC operation;
+# UC has the SEND and WRITE ones, XRC all of them with an XRCETH first in
+# requests.  Operations 0x0D-0x12 are responses.
+RC_OPS = {
+    0x00: [], 0x01: [], 0x02: [], 0x03: ["imm"], 0x04: [], 0x05: ["imm"],
+    0x06: ["reth"], 0x07: [], 0x08: [], 0x09: ["imm"], 0x0A: ["reth"],
+    0x0B: ["reth", "imm"], 0x0C: ["reth"], 0x0D: ["aeth"], 0x0E: [],
+    0x0F: ["aeth"], 0x10: ["aeth"], 0x11: ["aeth"], 0x12: ["aeth", "atack"],
+    0x13: ["atomic"], 0x14: ["atomic"], 0x16: ["ieth"], 0x17: ["ieth"],
+}
+NO_PAYLOAD = {0x0C, 0x11, 0x12, 0x13, 0x14}
+EXT = {
+    "deth": struct.pack(">IBBH", 0x80010000, 0, 0, 0x11),
+    "xrceth": struct.pack(">I", 0x000123),
+    "reth": struct.pack(">QII", 0x7f0000001000, 0x1234, 4096),
+    "aeth": struct.pack(">I", 0x1f000001),
+    "atomic": struct.pack(">QIQQ", 0x7f0000002000, 0x1234, 5, 0),
+    "atack": struct.pack(">Q", 42),
+    "imm": struct.pack(">I", 0xdeadbeef),
+    "ieth": struct.pack(">I", 0x5678),
+    "cnp": bytes(16),
+}
+
+
+def packet_opcodes():
+    """(opcode, headers, carries payload) of every opcode ringnic accepts."""
+    for op, hdrs in RC_OPS.items():
+        yield op, hdrs, op not in NO_PAYLOAD
+        if op <= 0x0B:
+            yield 0x20 | op, hdrs, True
+        xrc = hdrs if 0x0D <= op <= 0x12 else ["xrceth"] + hdrs
+        yield 0xA0 | op, xrc, op not in NO_PAYLOAD
+    yield 0x64, ["deth"], True
+    yield 0x65, ["deth", "imm"], True
+    yield 0x81, ["cnp"], False
+
+
+def packet_seeds():
+    # struct of fuzz_packet.c: IPv4 source and destination, IPv6 source and
+    # destination, UDP source and destination port, then the UDP payload.
+    v4s, v4d = (ipaddress.IPv4Address(a).packed for a in ("198.18.0.1",
+                                                          "198.18.0.2"))
+    v6s, v6d = (ipaddress.IPv6Address(a).packed for a in ("fd00::1",
+                                                          "fd00::2"))
+    sport, dport = 0xC132, 4791
+
+    def icrc(pkt, v6, ip_id=0):
+        # ROCE.md 2.1: 8 x 0xFF, masked IP and UDP headers, masked BTH, rest.
+        udp_len = 8 + len(pkt)
+        if v6:
+            ip = b"\x6f\xff\xff\xff" + struct.pack(">HBB", udp_len, 17, 0xff)
+            ip += v6s + v6d
+        else:
+            ip = struct.pack(">BBHHHBBH", 0x45, 0xff, 20 + udp_len, ip_id,
+                             0x4000, 0xff, 17, 0xffff) + v4s + v4d
+        udp = struct.pack(">HHHH", sport, dport, udp_len, 0xffff)
+        bth = pkt[:4] + b"\xff" + pkt[5:12]
+        crc = zlib.crc32(b"\xff" * 8 + ip + udp + bth + pkt[12:-4])
+        return pkt[:-4] + struct.pack("<I", crc)
+
+    def packet(opcode, hdrs, payload, psn):
+        pad = -len(payload) & 3
+        bth = struct.pack(">BBHII", opcode, pad << 4, 0xffff, 0x000042,
+                          0x80000000 | psn)
+        return bth + b"".join(EXT[h] for h in hdrs) + payload + bytes(pad + 4)
+
+    prefix = v4s + v4d + v6s + v6d + struct.pack(">HH", sport, dport)
+    for opcode, hdrs, has_payload in packet_opcodes():
+        payload = b"payload" if has_payload else b""
+        pkt = icrc(packet(opcode, hdrs, payload, opcode), v6=False)
+        write("packet/%02x" % opcode, prefix + pkt)
+    # IPv6, an MTU-sized packet, and the rxe ACK of ROCE.md 2.3 (IP ID
+    # 0xd0e6) with its own flow.
+    write("packet/v6-send", prefix +
+          icrc(packet(0x04, [], b"over IPv6", 7), v6=True))
+    write("packet/write-middle-1024", prefix +
+          icrc(packet(0x07, [], bytes(range(256)) * 4, 8), v6=False))
+    rxe = bytes.fromhex("c0a84d01c0a84d02") + v6s + v6d + \
+        struct.pack(">HH", 54099, 4791)
+    write("packet/rxe-ack", rxe + bytes.fromhex(
+        "1100ffff00000123 0000fff0 1f000001 5589182c".replace(" ", "")))
+
+
 if __name__ == "__main__":
-    os.makedirs(os.path.join(HERE, "corpus", "wqe"), exist_ok=True)
-    os.makedirs(os.path.join(HERE, "corpus", "control"), exist_ok=True)
+    for corpus in ("wqe", "control", "packet"):
+        os.makedirs(os.path.join(HERE, "corpus", corpus), exist_ok=True)
     wqe_seeds()
     control_seeds()
+    packet_seeds()

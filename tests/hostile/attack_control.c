@@ -81,7 +81,7 @@ static int protocol_break(const char *path, enum variant v)
 	default: /* V_CTL_UNEXPECTED_FD: one where none, or two where one */
 		fds[0] = eventfd(0, EFD_CLOEXEC);
 		nfds = 1;
-		if (op == RN_CTL_CREATE_CQ) {
+		if (op == RN_CTL_CREATE_CQ || op == RN_CTL_OPEN_XRCD) {
 			fds[1] = eventfd(0, EFD_CLOEXEC);
 			nfds = 2;
 		}
@@ -259,9 +259,10 @@ static int bad_reg_mr(const char *path)
 	case 5:
 		req.access = IBV_ACCESS_REMOTE_WRITE;
 		break;
-	case 6:
-		req.access |= IBV_ACCESS_MW_BIND;
-		want = EOPNOTSUPP;
+	case 6: /* implicit on-demand paging has no zero-based form */
+		req.addr = 0;
+		req.length = UINT64_MAX;
+		req.access |= IBV_ACCESS_ON_DEMAND | IBV_ACCESS_ZERO_BASED;
 		break;
 	case 7:
 		req.iova = UINT64_MAX - rng_below(page - 1);
@@ -323,7 +324,9 @@ static int bad_create(const char *path)
 		ret = raw_call(fd, &qp, sizeof(qp), RN_CTL_CREATE_QP, EINVAL, what);
 		break;
 	case 5:
-		qp.qp_type = rng_below(2) ? IBV_QPT_UD : rng_range(IBV_QPT_UD + 1, 255);
+		/* Raw packet QPs, and numbers no QP type has. */
+		qp.qp_type = rng_below(2) ? IBV_QPT_RAW_PACKET :
+					    rng_range(IBV_QPT_XRC_RECV + 1, 255);
 		ret = raw_call(fd, &qp, sizeof(qp), RN_CTL_CREATE_QP, EOPNOTSUPP, what);
 		break;
 	case 6:

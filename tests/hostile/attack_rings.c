@@ -87,7 +87,7 @@ static int repair_and_reset(struct hpair *hp)
 
 		qp->sq_rung = qp->sq_prod;
 		qp->ctrl->sq_db = RN_DB_RECORD(qp->handle, qp->sq_prod);
-		qp->ctrl->rq_prod = qp->rq_prod;
+		qp->ctrl->rq_prod = qp->rq.prod;
 	}
 	return hp_reset(hp);
 }
@@ -387,19 +387,20 @@ static int broken_rq(struct hpair *hp, enum variant v)
 			advance = r.nslots - 1;
 			break;
 		}
-		rn_ring_write(b->rq, b->rq_slots, b->rq_prod, &r, sizeof(r));
+		rn_ring_write(b->rq.ring, b->rq.slots, b->rq.prod, &r, sizeof(r));
 		if (!advance) { /* a one-slot WQE cannot claim less */
 			r.nslots = 2;
 			advance = 1;
-			rn_ring_write(b->rq, b->rq_slots, b->rq_prod, &r, sizeof(r));
+			rn_ring_write(b->rq.ring, b->rq.slots, b->rq.prod, &r, sizeof(r));
 		}
-		b->rq_prod += advance;
-		__atomic_store_n(&b->ctrl->rq_prod, b->rq_prod, __ATOMIC_RELEASE);
+		b->rq.prod += advance;
+		b->rq.wr_prod++;
+		__atomic_store_n(&b->ctrl->rq_prod, b->rq.prod, __ATOMIC_RELEASE);
 	} else {
 		uint32_t head = __atomic_load_n(&b->ctrl->rq_cons, __ATOMIC_ACQUIRE);
 
 		__atomic_store_n(&b->ctrl->rq_prod,
-				 head + b->rq_slots + (uint32_t)rng_range(1, 1u << 30),
+				 head + b->rq.slots + (uint32_t)rng_range(1, 1u << 30),
 				 __ATOMIC_RELEASE);
 	}
 	make_wr(&wr, &sge, v, IBV_WR_SEND, (uintptr_t)hp->local.data,

@@ -182,10 +182,13 @@ struct loot {
 int hfail_at(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 #define HFAIL(...) hfail_at(__FILE__, __LINE__, __VA_ARGS__)
+/* -1 spelled out: callers' HTRY relies on it (gcc 14 checks, inlining). */
 #define HCHECK(cond, ...)                                                      \
 	do {                                                                   \
-		if (!(cond))                                                   \
-			return HFAIL(__VA_ARGS__);                             \
+		if (!(cond)) {                                                 \
+			HFAIL(__VA_ARGS__);                                    \
+			return -1;                                             \
+		}                                                              \
 	} while (0)
 #define HTRY(expr)                                                             \
 	do {                                                                   \

@@ -30,14 +30,21 @@ static unsigned int count_dir(const char *path)
 
 static unsigned int tree_entries;
 
+/*
+ * Every entry but a file being rewritten: ringnicd replaces a counter's
+ * file by renaming NAME.tmp over it, and the counters move whenever a
+ * client fails (a dead peer's timeouts), so one may be caught in flight.
+ */
 static int count_entry(const char *path, const struct stat *st, int flag,
 		       struct FTW *ftw)
 {
-	(void)path;
+	size_t len = strlen(path);
+
 	(void)st;
 	(void)flag;
 	(void)ftw;
-	tree_entries++;
+	if (len < 4 || strcmp(path + len - 4, ".tmp"))
+		tree_entries++;
 	return 0;
 }
 

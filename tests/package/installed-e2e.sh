@@ -36,13 +36,13 @@ build() {
 	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$tmp/$out" "$@" \
 		$(pkg-config --cflags --libs $pkgs) -lpthread
 }
-build rn_e2e libibverbs "$tests"/e2e/*.c &&
+build rn_e2e "libibverbs ringnic" "$tests"/e2e/*.c &&
 	build test_post "ringnic cmocka" "$tests/post/test_post.c" &&
 	build rn_errors_arm ringnic "$tests/events/common.c" \
 		"$tests/events/errors_arm.c" ||
 	{ echo "installed-e2e: the tests do not build against the packages" >&2; exit 1; }
 lib=$(readlink -f "$(pkg-config --variable=libdir ringnic)/libringnic.so.1")
-for prog in test_post rn_errors_arm; do
+for prog in rn_e2e test_post rn_errors_arm; do
 	used=$(ldd "$tmp/$prog" | awk '$1 == "libringnic.so.1" { print $3 }')
 	[ "$(readlink -f "$used")" = "$lib" ] ||
 		{ echo "installed-e2e: $prog uses '$used', not $lib" >&2; exit 1; }

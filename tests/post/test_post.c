@@ -504,6 +504,8 @@ static void test_window_matches_acceptance(void **state)
 	assert_true(w.iov_limit >= 16);
 	assert_true(w.inline_limit >= 512);
 	assert_int_equal(w.free, w.size);
+	assert_int_equal(w.free_wr, w.max_wr);
+	assert_true(w.max_wr >= 64);
 	for (round = 0; round < 400 && w.free; round++) {
 		bool inl = rand_r(&seed) % 3 == 0;
 		uint32_t nsge = 1 + rand_r(&seed) % 16;
@@ -530,13 +532,15 @@ static void test_window_matches_acceptance(void **state)
 		}
 		ret = ibv_post_send(e->qp, &wr, &bad);
 		assert_int_equal(ringnicdv_query_sq_window(e->qp, &w2, sizeof(w2)), 0);
-		if (need <= w.free) {
+		if (need <= w.free && w.free_wr) {
 			assert_int_equal(ret, 0);
 			assert_int_equal(w2.free, w.free - need);
+			assert_int_equal(w2.free_wr, w.free_wr - 1);
 			accepted++;
 		} else {
 			assert_int_equal(ret, ENOMEM);
 			assert_int_equal(w2.free, w.free);
+			assert_int_equal(w2.free_wr, w.free_wr);
 			refused++;
 		}
 		w = w2;

@@ -91,7 +91,7 @@ static struct rn_cqe cqe_for(uint32_t n)
 	c.imm_data = ~n;
 	c.qp_num = (n * 7) & 0xffffff;
 	c.src_qp = (n * 11) & 0xffffff;
-	c.vendor_err = n ^ 0x5a5a;
+	c.sl = n % 3;
 	c.opcode = n % 2 ? IBV_WC_RECV : IBV_WC_RDMA_WRITE;
 	c.status = n % 5 ? IBV_WC_SUCCESS : IBV_WC_REM_ACCESS_ERR;
 	c.flags = n % 3 ? RN_CQE_WITH_IMM : 0;
@@ -124,7 +124,7 @@ static void assert_cqe(const struct rn_cqe *got, uint32_t n, uint32_t counter,
 	assert_int_equal(got->imm_data, want.imm_data);
 	assert_int_equal(got->qp_num, want.qp_num);
 	assert_int_equal(got->src_qp, want.src_qp);
-	assert_int_equal(got->vendor_err, want.vendor_err);
+	assert_int_equal(got->sl, want.sl);
 	assert_int_equal(got->opcode, want.opcode);
 	assert_int_equal(got->status, want.status);
 	assert_int_equal(got->flags, want.flags);
@@ -241,7 +241,7 @@ static void test_fields(void **state)
 	assert_int_equal(out.imm_data, UINT32_MAX);
 	assert_int_equal(out.qp_num, UINT32_MAX);
 	assert_int_equal(out.src_qp, UINT32_MAX);
-	assert_int_equal(out.vendor_err, UINT32_MAX);
+	assert_int_equal(out.sl, 0xff);
 	assert_int_equal(out.opcode, 0xff);
 	assert_int_equal(out.status, 0xff);
 	assert_int_equal(out.flags, 0xff);

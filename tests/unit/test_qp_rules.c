@@ -10,7 +10,8 @@
 
 #include "qp_rules.h"
 
-#define GIDS 4
+/* GID entries 0, 1 and 3 hold addresses; 2 is empty (its address went). */
+#define GID_MASK 0xbu
 #define N_STATES (IBV_QPS_ERR + 1)
 #define NOT_A_STATE 0x5a5a
 
@@ -95,7 +96,7 @@ static struct rn_qp_attr good_attr(enum ibv_qp_state from,
 			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	a.path_mtu = IBV_MTU_1024;
 	a.ah_attr.is_global = 1;
-	a.ah_attr.sgid_index = GIDS - 1;
+	a.ah_attr.sgid_index = 3;
 	a.ah_attr.port_num = 1;
 	a.ah_attr.hop_limit = 64;
 	a.dest_qp_num = 0xabcdef;
@@ -116,7 +117,7 @@ static int check(enum ibv_qp_state cur, const struct rn_qp_attr *a,
 		 uint32_t mask, enum ibv_qp_state *next)
 {
 	*next = NOT_A_STATE;
-	return rn_qp_check_modify(cur, a, mask, GIDS, next);
+	return rn_qp_check_modify(IBV_QPT_RC, cur, a, mask, GID_MASK, next);
 }
 
 static void expect_ok(enum ibv_qp_state from, const struct rn_qp_attr *a,
@@ -535,18 +536,27 @@ static void test_address_vector(void **state)
 	enum ibv_qp_state next;
 
 	(void)state;
-	a.ah_attr.sgid_index = GIDS;
+	/* Empty entries, a hole and past the last address, as the kernel
+	 * answers: ENODATA; past the table: EINVAL.
+	 */
+	a.ah_attr.sgid_index = 2;
+	assert_int_equal(transit(IBV_QPS_INIT, IBV_QPS_RTR, 0, &a), ENODATA);
+	a.ah_attr.sgid_index = 4;
+	assert_int_equal(transit(IBV_QPS_INIT, IBV_QPS_RTR, 0, &a), ENODATA);
+	a.ah_attr.sgid_index = RN_GID_TABLE_LEN;
 	assert_int_equal(transit(IBV_QPS_INIT, IBV_QPS_RTR, 0, &a), EINVAL);
 	a.ah_attr.sgid_index = 255;
 	assert_int_equal(transit(IBV_QPS_INIT, IBV_QPS_RTR, 0, &a), EINVAL);
+	a.ah_attr.sgid_index = 1;
+	assert_int_equal(transit(IBV_QPS_INIT, IBV_QPS_RTR, 0, &a), 0);
 	/* Without a GRH the GID index means nothing. */
 	a.ah_attr.is_global = 0;
 	assert_int_equal(transit(IBV_QPS_INIT, IBV_QPS_RTR, 0, &a), 0);
 	a.ah_attr.is_global = 1;
 	a.ah_attr.sgid_index = 0;
 	/* A device without GIDs has no source GID to name. */
-	assert_int_equal(rn_qp_check_modify(IBV_QPS_INIT, &a, rtr, 0, &next),
-			 EINVAL);
+	assert_int_equal(rn_qp_check_modify(IBV_QPT_RC, IBV_QPS_INIT, &a, rtr, 0, &next),
+			 ENODATA);
 	a.ah_attr.port_num = 2;
 	assert_int_equal(transit(IBV_QPS_INIT, IBV_QPS_RTR, 0, &a), EINVAL);
 	assert_int_equal(transit(IBV_QPS_SQD, IBV_QPS_SQD, IBV_QP_AV, &a),

@@ -55,6 +55,11 @@ static void make_sges(struct rn_sge *sge, unsigned int n, unsigned int seed)
 }
 
 /* A header whose every field holds a distinct, recognisable value. */
+static bool has_data(uint8_t op)
+{
+	return op != RN_OP_LOCAL_INV && op != RN_OP_BIND_MW;
+}
+
 static struct rn_send_wqe send_hdr(uint8_t opcode, uint8_t flags,
 				   uint8_t num_sge, uint32_t inline_len)
 {
@@ -204,7 +209,64 @@ static void test_send_every_opcode(void **state)
 	for (op = RN_OP_SEND; op <= RN_OP_MAX; op++)
 		for (f = 0; f < sizeof(flag_sets); f++)
 			for (i = 0; i < N_HEADS; i++)
-				send_sge_round_trip(heads[i], op, flag_sets[f], 1);
+				send_sge_round_trip(heads[i], op, flag_sets[f],
+						    has_data(op) ? 1 : 0);
+}
+
+/* LOCAL_INV and BIND_MW carry nothing: an SGE or inline data is malformed. */
+static void test_no_data_ops(void **state)
+{
+	static const uint8_t ops[] = { RN_OP_LOCAL_INV, RN_OP_BIND_MW };
+	struct rn_sge sge[1] = { { 0x1000, 8, 0x100 } };
+	struct rn_send_wqe h;
+	struct rn_wqe w;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ops); i++) {
+		h = send_hdr(ops[i], RN_WQE_SIGNALED, 1, 0);
+		memset(ring, GARBAGE, sizeof(ring));
+		post_send(0, &h, sge, sizeof(sge));
+		assert_int_equal(fetch_send(0, h.nslots, &full_lim, &w), EINVAL);
+		h = send_hdr(ops[i], RN_WQE_INLINE, 0, 8);
+		post_send(0, &h, sge, 8);
+		assert_int_equal(fetch_send(0, h.nslots, &full_lim, &w), EINVAL);
+	}
+}
+
+/*
+ * On a UD or XRC initiator QP a destination follows the header: the slot
+ * count includes it, and it comes back as written, before the payload.
+ */
+static void test_send_with_dest(void **state)
+{
+	struct rn_wqe_limits lim = full_lim;
+	struct rn_wqe_dest d = { 0x11223344, 0x00abcdef, 0x80010000, 0x00765432 };
+	/* Five SGEs: 3 slots with the destination, 2 without. */
+	uint8_t after[sizeof(d) + 5 * sizeof(struct rn_sge)];
+	struct rn_sge sge[5];
+	struct rn_send_wqe h;
+	struct rn_wqe w;
+	size_t i;
+
+	(void)state;
+	lim.has_dest = true;
+	for (i = 0; i < N_HEADS; i++) {
+		make_sges(sge, 5, (unsigned int)heads[i]);
+		h = send_hdr(RN_OP_SEND, RN_WQE_SIGNALED, 5, 0);
+		h.nslots = RN_SEND_WQE_SLOTS(sizeof(after));
+		memcpy(after, &d, sizeof(d));
+		memcpy(after + sizeof(d), sge, sizeof(sge));
+		memset(ring, GARBAGE, sizeof(ring));
+		post_send(heads[i], &h, after, sizeof(after));
+		memset(&w, 0, sizeof(w));
+		assert_int_equal(fetch_send(heads[i], h.nslots, &lim, &w), 0);
+		assert_memory_equal(&w.dest, &d, sizeof(d));
+		assert_memory_equal(w.sge, sge, sizeof(sge));
+		/* The same slots without the destination do not add up. */
+		assert_int_equal(fetch_send(heads[i], h.nslots, &full_lim, &w),
+				 EINVAL);
+	}
 }
 
 static void test_send_sge_counts(void **state)
@@ -600,6 +662,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slot_macros),
 		cmocka_unit_test(test_send_every_opcode),
+		cmocka_unit_test(test_no_data_ops),
+		cmocka_unit_test(test_send_with_dest),
 		cmocka_unit_test(test_send_sge_counts),
 		cmocka_unit_test(test_send_inline_lengths),
 		cmocka_unit_test(test_send_wrap),

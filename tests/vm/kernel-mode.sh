@@ -3,16 +3,17 @@
 # kernel-mode.sh BUILD_DIR KO [GROUP...]: runs inside the VM (tests/vm/run.sh) with
 # ib_core and ib_uverbs loaded and eth0 up.  ringnic.ko's device, driven by
 # ringnicd, used by unmodified tools with no ringnic-run, no SYSFS_PATH and
-# no LD_PRELOAD: rdma link add, rdma dev, ibv_devinfo, ibv_rc_pingpong,
-# the perftest matrix, events; then ringnicd killed under clients, and
+# no LD_PRELOAD: rdma link add, rdma dev, ibv_devinfo, the pingpongs (RC,
+# UD, SRQ, UC, XRC, ODP), the perftest matrix (RC, UD, UC, XRC, SRQ),
+# events; then ringnicd killed under clients, a client's pid reused, and
 # module unload/load cycles with and without clients.  GROUPs (default
-# all): tools fatal unload cycles.  Prints one line per step; exits with the
-# number of failed steps.
+# all): tools netdev wire fatal unload pidreuse cycles.  Prints one line per
+# step; exits with the number of failed steps.
 set -u
 build=$1
 ko=$2
 shift 2
-groups=${*:-tools fatal unload cycles}
+groups=${*:-tools netdev wire fatal unload pidreuse cycles}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 # libibverbs' own way to load a provider that is not installed.
 export RDMAV_DRIVERS=$build/lib/libringnic
@@ -45,8 +46,8 @@ device_up() {
 	return 1
 }
 
-start_ringnicd() {
-	ringnicd --name ringnic0 --foreground --runtime-dir /run/ringnic-k \
+start_ringnicd() { # [ringnicd options]
+	ringnicd --name ringnic0 --foreground --runtime-dir /run/ringnic-k "$@" \
 		2>>/tmp/ringnicd.log &
 	ringnicd_pid=$!
 	device_up
@@ -74,7 +75,12 @@ devinfo() {
 	ibv_devices | grep -q ringnic0 && ibv_devinfo -v -d ringnic0 >/tmp/devinfo &&
 		grep -q "transport:.*InfiniBand" /tmp/devinfo &&
 		grep -q "link_layer:.*Ethernet" /tmp/devinfo &&
-		grep -q "GID\[ *$gid\]:.*10.0.2.15" /tmp/devinfo ||
+		grep -q "GID\[ *$gid\]:.*10.0.2.15" /tmp/devinfo &&
+		grep -Eq "max_srq:[[:space:]]+[1-9]" /tmp/devinfo &&
+		grep -Eq "max_ah:[[:space:]]+[1-9]" /tmp/devinfo &&
+		grep -Eq "max_mw:[[:space:]]+[1-9]" /tmp/devinfo &&
+		grep -A2 "general_odp_caps:" /tmp/devinfo | grep -q ODP_SUPPORT_IMPLICIT &&
+		grep -A1 "rc_odp_caps:" /tmp/devinfo | grep -q SUPPORT_SEND ||
 		{ cat /tmp/devinfo; return 1; }
 }
 
@@ -151,6 +157,103 @@ unload_under_client() {
 	[ $rc -eq 3 ]
 }
 
+# ringnicd's port follows eth0, the netdev of `rdma link add`, as its log
+# says: found through RDMA netlink, its MTU and link tracked, the kernel's
+# GID table read again when an address comes and goes.  The port state the
+# kernel stub reports (rdma link) follows the link too.
+log_mark=0
+mark() { log_mark=$(wc -l </tmp/ringnicd.log); }
+logged() { # PATTERN: ringnicd logged it since the mark, within 10 s
+	for _ in $(seq 100); do
+		tail -n +$((log_mark + 1)) /tmp/ringnicd.log | grep -q "$1" && return 0
+		sleep 0.1
+	done
+	echo "ringnicd did not log '$1'" >&2
+	return 1
+}
+last_gids() { grep "ringnic0: GIDs" /tmp/ringnicd.log | tail -n 1; }
+gid_gone() { ! last_gids | grep -q "$1"; }
+link_state() {
+	for _ in $(seq 100); do
+		rdma link show ringnic0/1 | grep -q "state $1 " && return 0
+		sleep 0.1
+	done
+	echo "rdma link: not $1: $(rdma link show ringnic0/1)" >&2
+	return 1
+}
+netdev_follow() {
+	local route ifindex
+	ifindex=$(cat /sys/class/net/eth0/ifindex)
+	route=$(ip route show default)
+	grep -q "ringnic0: port 1 on eth0 (ifindex $ifindex)" /tmp/ringnicd.log &&
+		grep -q "ringnic0: port 1 ACTIVE" /tmp/ringnicd.log || return 1
+	mark
+	ip link set eth0 mtu 2200 && logged "eth0 MTU 2200: active_mtu 2048" &&
+		ip link set eth0 mtu 1500 && logged "eth0 MTU 1500: active_mtu 1024" ||
+		return 1
+	mark
+	ip addr add 198.18.0.1/24 dev eth0 && logged "GIDs.* [0-9]*:198.18.0.1" &&
+		ip addr del 198.18.0.1/24 dev eth0 || return 1
+	for _ in $(seq 100); do
+		gid_gone 198.18.0.1 && break
+		sleep 0.1
+	done
+	gid_gone 198.18.0.1 || { echo "198.18.0.1 is still a GID" >&2; return 1; }
+	mark
+	ip link set eth0 down && logged "ringnic0: port 1 DOWN" &&
+		link_state DOWN || return 1
+	mark
+	ip link set eth0 up && logged "ringnic0: port 1 ACTIVE" &&
+		link_state ACTIVE || return 1
+	[ -z "$route" ] || ip route replace $route
+}
+
+# RoCEv2 in kernel mode: ringnicd owns the wire there too.  With
+# --local-on-wire the pair's packets go through eth0's address, and the
+# port's counters, which ringnicd sends the stub, are the kernel device's
+# hw_counters: `rdma statistic` and sysfs show them.
+stat_of() { # COUNTER: its value in `rdma statistic`
+	rdma statistic show link ringnic0/1 |
+		grep -o " $1 [0-9]*" | awk '{ print $2 }'
+}
+wire_counters() {
+	local sent
+	stop_ringnicd
+	start_ringnicd --local-on-wire &&
+		pair pingpong ibv_rc_pingpong -d ringnic0 -g $gid -n 500 -s 8192 -c &&
+		pair perftest-bw ib_read_bw -d ringnic0 -x $gid -n 500 || return 1
+	sleep 0.3 # ringnicd sends them at most every 100 ms
+	rdma statistic show link ringnic0/1
+	sent=$(stat_of sent_pkts)
+	[ "${sent:-0}" -gt 1000 ] && [ "$(stat_of rcvd_pkts)" = "$sent" ] &&
+		[ "$(stat_of rx_icrc_errors)" = 0 ] &&
+		[ "$(cat /sys/class/infiniband/ringnic0/ports/1/hw_counters/sent_pkts)" = "$sent" ] ||
+		return 1
+	stop_ringnicd
+	start_ringnicd
+}
+
+# A client with a forked child holding its uverbs file exits and a new
+# process gets its pid, or it execs: ringnicd must reach neither
+# (tests/pidreuse).  ringnicd runs in the test's pid namespace, where
+# ns_last_pid chooses the pids it sees.
+pid_reuse() {
+	stop_ringnicd
+	RINGNIC_TEST_GID=$gid unshare --pid --fork --mount-proc sh -c '
+		ringnicd --name ringnic0 --foreground --runtime-dir /run/ringnic-p \
+			2>>/tmp/ringnicd.log &
+		daemon=$!
+		for _ in $(seq 100); do
+			rdma link show ringnic0/1 | grep -q "state ACTIVE" && break
+			sleep 0.1
+		done
+		"$0"
+		rc=$?
+		kill -TERM $daemon
+		wait $daemon
+		exit $rc' "$build/bin/rn_pid_reuse"
+}
+
 load_cycles() {
 	local i
 	for i in 1 2 3; do
@@ -178,16 +281,47 @@ if [[ " $groups " == *" tools "* ]]; then
 		step "$tool -e" pair perftest-bw $tool -d ringnic0 -x $gid -n 2000 -e
 	done
 	step "ib_send_lat -e" pair perftest-lat ib_send_lat -d ringnic0 -x $gid -n 2000 -e
+	# The verbs beyond RC: UD and AHs, SRQ, UC, XRC (a domain two
+	# processes share, target QPs of ringnic.ko's own context), ODP.
+	step "ibv_ud_pingpong" pair pingpong ibv_ud_pingpong -d ringnic0 -g $gid -n 1000
+	step "ibv_srq_pingpong" pair pingpong ibv_srq_pingpong -d ringnic0 -g $gid -n 1000
+	step "ibv_uc_pingpong" pair pingpong ibv_uc_pingpong -d ringnic0 -g $gid -n 1000
+	step "ibv_xsrq_pingpong" pair none ibv_xsrq_pingpong -d ringnic0 -g $gid
+	step "ibv_rc_pingpong -o -P" pair pingpong ibv_rc_pingpong -d ringnic0 -g $gid -n 1000 -o -P
+	step "ibv_rc_pingpong -O" pair pingpong ibv_rc_pingpong -d ringnic0 -g $gid -n 1000 -O
+	step "ib_send_bw -c UD" pair perftest-bw ib_send_bw -d ringnic0 -x $gid -n 2000 -c UD
+	step "ib_send_lat -c UD" pair perftest-lat ib_send_lat -d ringnic0 -x $gid -n 2000 -c UD
+	step "ib_send_bw -c UD -e" pair perftest-bw ib_send_bw -d ringnic0 -x $gid -n 2000 -c UD -e
+	for tool in ib_write_bw ib_send_bw; do
+		step "$tool -c UC" pair perftest-bw $tool -d ringnic0 -x $gid -n 2000 -c UC
+	done
+	for tool in ib_send_bw ib_write_bw; do
+		step "$tool -c XRC" pair perftest-bw $tool -d ringnic0 -x $gid -n 2000 -c XRC
+	done
+	step "ib_send_bw --use-srq" pair perftest-bw ib_send_bw -d ringnic0 -x $gid -n 2000 --use-srq
+	# What no tool reaches: resize, rereg, windows, SRQ resize and limit
+	# event, an XRC target QP outliving the context that made it.
+	step "rn_verbs_check" env RINGNIC_TEST_GID=$gid timeout 120 \
+		"$build/bin/rn_verbs_check"
 fi
+[[ " $groups " == *" netdev "* ]] && step "the port follows eth0" netdev_follow
+[[ " $groups " == *" wire "* ]] &&
+	step "RoCEv2 through eth0, rdma statistic" wire_counters
 if [[ " $groups " == *" fatal "* ]]; then
 	step "ringnicd killed under a client: DEVICE_FATAL" device_fatal
 	step "ringnicd attaches again" start_ringnicd
 	step "ringnicd killed under ib_send_bw -e" kill_under_tool
 	step "ringnicd attaches again" start_ringnicd
+	# XRC domains are ringnic.ko's own context's: a new one per ringnicd.
+	step "ibv_xsrq_pingpong, new ringnicd" pair none ibv_xsrq_pingpong -d ringnic0 -g $gid
 fi
 if [[ " $groups " == *" unload "* ]]; then
 	step "rdma link delete under a client, rmmod" unload_under_client
 	step "rdma link add again" link_add
+	step "ringnicd attaches again" start_ringnicd
+fi
+if [[ " $groups " == *" pidreuse "* ]]; then
+	step "a client's pid reused, or exec'd: nothing reached" pid_reuse
 	step "ringnicd attaches again" start_ringnicd
 fi
 [[ " $groups " == *" cycles "* ]] && step "unload/load cycles" load_cycles

@@ -7,7 +7,7 @@
 #  2. boots Debian's kernel under qemu (tests/vm/run.sh --debug-kernel:
 #     slub_debug, kmemleak, dmesg and taint checked afterwards), loads
 #     ib_core, ib_uverbs and ringnic.ko and runs tests/vm/kernel-mode.sh
-#     (GROUPs: tools fatal unload cycles; default all).
+#     (GROUPs: tools fatal unload pidreuse cycles; default all).
 # BUILD_DIR is a built tree (ringnicd, the provider, tests/events).
 set -euo pipefail
 build=$(cd "$1" && pwd)

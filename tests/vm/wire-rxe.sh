@@ -1,0 +1,308 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# wire-rxe.sh BUILD_DIR [KO] [GROUP...]: runs inside the VM (tests/vm/run.sh,
+# booted by tests/vm/wire-test.sh) with ib_core and ib_uverbs loaded.
+# ringnic on the wire against the kernel's rdma_rxe, with unmodified tools.
+#
+#   init netns      br0 198.18.0.1/24 2001:2::1/64   rxe0 (rdma_rxe)
+#     | veth        (rxe serves only the initial namespace in Linux 6.1)
+#   netns rn        vrn 198.18.0.2/24 2001:2::2/64   rnw0: ringnicd, userspace
+#     | veth                                         mode, tools via ringnic-run
+#   netns rk        vrk 198.18.0.3/24 2001:2::3/64   ringnic0: ringnic.ko and
+#                                                    its ringnicd (kernel mode)
+#
+# The three meet on the bridge br0.  rxe's own UDP socket holds port 4791
+# on the wildcard address of the initial namespace (rxe_net.c binds it
+# with no SO_REUSEADDR), so no ringnicd can bind 4791 there while rxe is
+# loaded: kernel mode runs with ringnic0 made (`rdma link add`) from inside
+# netns rk, on vrk, and its ringnicd attached from there.  The RDMA core
+# in its default shared netns mode shows ringnic0 in every namespace and
+# fills its GID table from vrk's addresses.
+#
+# GROUPs (default all):
+#   user    rxe0 <-> rnw0, ringnic as server and as client, over IPv4:
+#           ibv_rc_pingpong (1 B, 4 KiB, 10000 B, buffers checked with -c;
+#           -e), ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
+#           ib_write_lat, ibv_ud_pingpong, ibv_uc_pingpong; over IPv6 the
+#           10000 B pingpong, ib_write_bw, ib_read_bw, ib_atomic_bw and UD
+#   netem   the same link with netem delay, reordering and loss in both
+#           directions: ibv_rc_pingpong -c, ib_write_bw, ib_read_bw, and
+#           the retry counters of the ends must have moved
+#   kernel  ringnic0 (kernel mode) <-> rxe0 and ringnic0 <-> rnw0, both
+#           ways: the pingpong over IPv4 and IPv6, WRITE, READ and atomics
+#           over IPv4
+# Prints one line per step (and the retry counters a step moved); exits
+# with the number of failed steps.
+set -u
+build=$1
+ko=${2:-}
+shift 2 2>/dev/null || shift $#
+groups=${*:-user netem kernel}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+export RDMAV_DRIVERS=$build/lib/libringnic
+export PATH="$build/bin:$PATH"
+export RN_PAIR_LAUNCH="" RN_PAIR_TIMEOUT=90 RN_PAIR_ATTEMPTS=5
+user_rt=/run/ringnic-w
+export RINGNIC_RUNTIME_DIR=$user_rt # for ringnic-run
+kern_rt=/run/ringnic-k
+logs=/tmp/wire-rxe
+failed=0
+port=18515
+daemons=() # the ringnicd pids
+mkdir -p $logs
+
+declare -A addr4=([rxe]=198.18.0.1 [rn]=198.18.0.2 [rk]=198.18.0.3)
+declare -A addr6=([rxe]=2001:2::1 [rn]=2001:2::2 [rk]=2001:2::3)
+# How each end runs a tool: its namespace and launcher, its device, and
+# where its GID table is.
+declare -A run=([rxe]="" [rn]="ip netns exec rn ringnic-run" [rk]="ip netns exec rk")
+declare -A dev=([rxe]=rxe0 [rn]=rnw0 [rk]=ringnic0)
+declare -A gids=([rxe]=/sys/class/infiniband/rxe0/ports/1
+	[rn]=$user_rt/sys/class/infiniband/rnw0/ports/1
+	[rk]=/sys/class/infiniband/ringnic0/ports/1)
+declare -A netns=([rxe]="" [rn]=rn [rk]=rk)
+
+step() {
+	local name=$1 rc
+	shift
+	echo "== $name"
+	recovery_counters >$logs/step-before
+	"$@"
+	rc=$?
+	# What the step cost in retries, for whoever reads a failure.
+	recovery_counters | grep -vxFf $logs/step-before | grep -v ' 0$' |
+		sed 's/^/   counter now /'
+	if [ $rc -eq 0 ]; then
+		echo "ok   $name"
+	else
+		echo "FAIL $name (exit $rc)"
+		failed=$((failed + 1))
+	fi
+}
+
+# The GID of an address as sysfs prints it: IPv4 as ::ffff:a.b.c.d, all
+# eight groups of four hex digits.
+gid_of() {
+	local a=$1 o1 o2 o3 o4
+	if [[ $a == *.*.*.* ]]; then
+		IFS=. read -r o1 o2 o3 o4 <<<"$a"
+		printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' \
+			"$o1" "$o2" "$o3" "$o4"
+	else
+		# Only the 2001:2::N test addresses.
+		printf '2001:0002:0000:0000:0000:0000:0000:%04x\n' "0x${a##*::}"
+	fi
+}
+
+# gid_index END ADDR: the index of ADDR's RoCE v2 GID in END's table.
+gid_index() {
+	local dir=${gids[$1]} want f i
+	want=$(gid_of "$2")
+	for f in "$dir"/gids/*; do
+		i=${f##*/}
+		[ "$(cat "$f" 2>/dev/null)" = "$want" ] || continue
+		[ "$(cat "$dir/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+wait_gid() { # END ADDR
+	for _ in $(seq 150); do
+		gid_index "$1" "$2" >/dev/null && return 0
+		sleep 0.1
+	done
+	echo "$1: no RoCE v2 GID for $2 in ${gids[$1]}" >&2
+	return 1
+}
+
+# The kernel asks for "crc32" (rxe's ICRC) through its modprobe helper,
+# which in tests/vm/run.sh's guest finds no modules: load it here.
+setup_rxe() {
+	modprobe crc32_generic && modprobe -q crc32-pclmul
+	modprobe rdma_rxe && modprobe sch_netem || return 1
+	ip link add br0 type bridge &&
+		ip addr add 198.18.0.1/24 dev br0 &&
+		ip addr add 2001:2::1/64 dev br0 nodad &&
+		ip link set br0 up || return 1
+	local ns
+	for ns in rn rk; do
+		ip netns add $ns &&
+			ip link add "vbr-$ns" type veth peer name "v$ns" netns $ns &&
+			ip link set "vbr-$ns" master br0 up &&
+			ip -n $ns link set lo up &&
+			ip -n $ns addr add "${addr4[$ns]}/24" dev "v$ns" &&
+			ip -n $ns addr add "${addr6[$ns]}/64" dev "v$ns" nodad &&
+			ip -n $ns link set "v$ns" up || return 1
+	done
+	rdma link add rxe0 type rxe netdev br0 &&
+		wait_gid rxe 198.18.0.1 && wait_gid rxe 2001:2::1
+}
+
+start_user() {
+	ip netns exec rn ringnicd --name rnw0 --netdev vrn \
+		--runtime-dir $user_rt --foreground 2>>$logs/ringnicd-user.log &
+	daemons+=($!)
+	wait_gid rn 198.18.0.2 && wait_gid rn 2001:2::2
+}
+
+start_kernel() {
+	[ -n "$ko" ] && insmod "$ko" || return 1
+	ip netns exec rk rdma link add ringnic0 type ringnic netdev vrk ||
+		return 1
+	ip netns exec rk ringnicd --name ringnic0 --runtime-dir $kern_rt \
+		--foreground 2>>$logs/ringnicd-kernel.log &
+	daemons+=($!)
+	wait_gid rk 198.18.0.3 && wait_gid rk 2001:2::3
+}
+
+# Why kernel mode runs in its own namespace: a ringnicd in the initial
+# one, on rxe's own bridge, cannot bind its GIDs' UDP port 4791.
+port_is_rxes() {
+	local log=$logs/ringnicd-init.log pid
+	ringnicd --name rninit --netdev br0 --runtime-dir /run/ringnic-init \
+		--foreground 2>$log &
+	pid=$!
+	for _ in $(seq 100); do
+		grep -q "ready in" $log && break
+		sleep 0.1
+	done
+	kill -TERM $pid
+	wait $pid
+	cat $log
+	grep -q "198.18.0.1): cannot bind UDP port 4791: Address already in use" $log
+}
+
+# pair CHECK SERVER CLIENT FAMILY TOOL ARGS...: TOOL between two ends (rxe,
+# rn, rk), each on its own device and the RoCE v2 GID of its FAMILY (4 or
+# 6) address; the client reaches the server's TCP port over IPv4.
+pair() {
+	local check=$1 s=$2 c=$3 fam=$4 tool=$5 sflag sg cg
+	shift 5
+	case $tool in
+	ibv_*) sflag=-g ;;
+	*) sflag=-x ;;
+	esac
+	if [ "$fam" = 6 ]; then
+		sg=$(gid_index "$s" "${addr6[$s]}") && cg=$(gid_index "$c" "${addr6[$c]}")
+	else
+		sg=$(gid_index "$s" "${addr4[$s]}") && cg=$(gid_index "$c" "${addr4[$c]}")
+	fi || { echo "no GID" >&2; return 1; }
+	port=$((port + 1))
+	# shellcheck disable=SC2086 # run[] holds a launcher's words
+	RN_PAIR_LISTEN_NETNS=${netns[$s]} "$src/tests/pair.sh" "$check" "$port" \
+		${run[$s]} "$tool" -d "${dev[$s]}" "$sflag" "$sg" "$@" -p "$port" -- \
+		${run[$c]} "$tool" -d "${dev[$c]}" "$sflag" "$cg" "$@" -p "$port" \
+		"${addr4[$s]}"
+}
+
+# matrix A B FAMILY [quick]: the tools with A as server and B as client;
+# "quick" keeps one pingpong size and the RC perftest tools that move data
+# both ways (WRITE, READ, atomics), and UD.
+matrix() {
+	local a=$1 b=$2 fam=$3 quick=${4:-} t="$1->$2 IPv$3" sizes="1 4096 10000"
+	[ -n "$quick" ] && sizes=10000
+	for size in $sizes; do
+		step "$t ibv_rc_pingpong -s $size -c" pair pingpong $a $b $fam \
+			ibv_rc_pingpong -n 100 -s $size -c
+	done
+	[ -z "$quick" ] && step "$t ibv_rc_pingpong -e -c" \
+		pair pingpong $a $b $fam ibv_rc_pingpong -n 100 -e -c
+	for tool in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw; do
+		[ -n "$quick" ] && [ $tool = ib_send_bw ] && continue
+		step "$t $tool" pair perftest-bw $a $b $fam $tool -n 200
+	done
+	[ -z "$quick" ] && step "$t ib_write_lat" \
+		pair perftest-lat $a $b $fam ib_write_lat -n 200
+	step "$t ibv_ud_pingpong" pair pingpong $a $b $fam ibv_ud_pingpong -n 100 -s 1000
+	[ -z "$quick" ] && step "$t ibv_uc_pingpong -c" \
+		pair pingpong $a $b $fam ibv_uc_pingpong -n 100 -c
+}
+
+# The counters of every device that only loss, reordering and retries
+# move, one "device/counter value" a line.
+recovery_counters() {
+	local f
+	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/* \
+		$user_rt/sys/class/infiniband/rnw0/ports/1/hw_counters/* \
+		$kern_rt/sys/class/infiniband/ringnic0/ports/1/hw_counters/*; do
+		case ${f##*/} in
+		duplicate_request | out_of_seq_request | rcvd_seq_err | \
+			completer_retry_err | local_ack_timeout_err | \
+			packet_seq_err | implied_nak_seq_err)
+			[ -e "$f" ] && echo "$(cut -d/ -f5- <<<"${f#"$user_rt"}") $(cat "$f")" ;;
+		esac
+	done
+}
+
+# netem on both directions of the rxe0 <-> rnw0 link: every packet delayed
+# 2 ms except a tenth, sent at once (so overtaking others), and 2 % lost.
+netem() { # on | off
+	local rule="delay 2ms reorder 90% 50% loss 2%"
+	if [ "$1" = on ]; then
+		# shellcheck disable=SC2086
+		tc qdisc add dev vbr-rn root netem $rule &&
+			ip netns exec rn tc qdisc add dev vrn root netem $rule
+	else
+		tc qdisc del dev vbr-rn root
+		ip netns exec rn tc qdisc del dev vrn root
+	fi
+}
+
+moved() { # BEFORE AFTER: some recovery counter grew
+	[ "$1" != "$2" ] || { echo "no recovery counter moved" >&2; return 1; }
+	grep -vxF "$1" <<<"$2"
+}
+
+step "rxe0 on br0, netns rn and rk on veths" setup_rxe
+step "ringnicd rnw0 (userspace) in netns rn" start_user
+[ $failed = 0 ] || exit $failed
+if [[ " $groups " == *" user "* ]]; then
+	matrix rn rxe 4
+	matrix rxe rn 4
+	matrix rn rxe 6 quick
+	matrix rxe rn 6 quick
+fi
+if [[ " $groups " == *" netem "* ]]; then
+	before=$(recovery_counters)
+	step "netem: delay, reordering and 2 % loss both ways" netem on
+	for ends in "rn rxe" "rxe rn"; do
+		read -r a b <<<"$ends"
+		t="$a->$b IPv4 netem"
+		step "$t ibv_rc_pingpong -s 10000 -c" pair pingpong $a $b 4 \
+			ibv_rc_pingpong -n 100 -s 10000 -c
+		step "$t ib_write_bw" pair perftest-bw $a $b 4 ib_write_bw -n 200 -s 4096
+		step "$t ib_read_bw" pair perftest-bw $a $b 4 ib_read_bw -n 200 -s 4096
+	done
+	step "netem: the ends saw loss and recovered" moved "$before" "$(recovery_counters)"
+	netem off
+fi
+if [[ " $groups " == *" kernel "* ]]; then
+	step "initial netns: UDP 4791 is rxe's, a ringnicd there cannot bind it" \
+		port_is_rxes
+	step "ringnic0 (ringnic.ko) in netns rk, its ringnicd attached" start_kernel
+	for fam in 4 6; do
+		for ends in "rk rxe" "rxe rk" "rk rn" "rn rk"; do
+			read -r a b <<<"$ends"
+			t="$a->$b IPv$fam"
+			step "$t ibv_rc_pingpong -s 10000 -c" pair pingpong $a $b $fam \
+				ibv_rc_pingpong -n 100 -s 10000 -c
+			[ $fam = 6 ] && continue
+			for tool in ib_write_bw ib_read_bw ib_atomic_bw; do
+				step "$t $tool" pair perftest-bw $a $b $fam $tool -n 200
+			done
+		done
+	done
+fi
+
+step "every ringnicd still runs" kill -0 "${daemons[@]}"
+echo "== counters"
+grep -H . /sys/class/infiniband/rxe0/ports/1/hw_counters/* \
+	$user_rt/sys/class/infiniband/rnw0/ports/1/hw_counters/* \
+	$kern_rt/sys/class/infiniband/ringnic0/ports/1/hw_counters/* 2>/dev/null |
+	grep -v ':0$'
+echo "== ringnicd logs"
+tail -n 50 $logs/*.log
+echo "wire-rxe: $failed failed"
+exit $failed
