@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * rn_bench_ref: the ceilings ringnic is measured against, on this machine,
- * now: single-thread memcpy (cache-resident and DRAM-sized) and
- * process_vm_writev into another process (64 KiB chunks, and 64-byte
- * writes, the cost of one cross-process copy call).  Prints "name value
- * unit" lines.
+ * now: single-thread memcpy (cache-resident and DRAM-sized), and writes
+ * into another process (64 KiB chunks, and 64-byte writes, the cost of one
+ * cross-process copy call) through its /proc/PID/mem, as ringnicd writes,
+ * and with process_vm_writev.  Prints "name value unit" lines.
  */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,32 +59,48 @@ static double memcpy_rate(size_t len)
 	return bytes * 1e9 / (t - start);
 }
 
-/* Writes per second of 'chunk' bytes into a child's buffer of 'span'. */
-static double vm_writev_rate(size_t chunk, size_t span, double *bytes_per_s)
+/*
+ * Writes per second of 'chunk' bytes into a child's buffer of 'span',
+ * through the child's /proc/PID/mem (mem) or with process_vm_writev.
+ */
+static double write_rate(bool mem, size_t chunk, size_t span,
+			 double *bytes_per_s)
 {
 	uint8_t *src = buffer(chunk), *dst = buffer(span);
 	uint64_t start, t, n = 0;
 	size_t off = 0;
+	char path[32];
 	pid_t child;
+	int fd = -1;
 
 	child = fork();
 	if (child == 0) {
 		pause();
 		_exit(0);
 	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)child);
+	if (mem && (fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+		perror(path);
+		exit(1);
+	}
 	start = now_ns();
 	do {
 		struct iovec local = { src, chunk };
 		struct iovec remote = { dst + off, chunk };
+		ssize_t done = mem ? pwrite(fd, src, chunk,
+					    (off_t)(uintptr_t)(dst + off)) :
+				     process_vm_writev(child, &local, 1,
+						       &remote, 1, 0);
 
-		if (process_vm_writev(child, &local, 1, &remote, 1, 0) !=
-		    (ssize_t)chunk) {
-			perror("process_vm_writev");
+		if (done != (ssize_t)chunk) {
+			perror(mem ? "pwrite" : "process_vm_writev");
 			exit(1);
 		}
 		off = off + 2 * chunk <= span ? off + chunk : 0;
 		n++;
 	} while ((t = now_ns()) - start < RUN_NS);
+	if (fd >= 0)
+		close(fd);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	munmap(src, chunk);
@@ -98,11 +116,15 @@ int main(void)
 	printf("memcpy_64KiB %.2f GB/s\n", memcpy_rate(64 << 10) / 1e9);
 	printf("memcpy_256MiB %.2f GB/s\n", memcpy_rate(256 << 20) / 1e9);
 	/* Into a small hot buffer, as ib_write_bw writes, and a large one. */
-	vm_writev_rate(64 << 10, 128 << 10, &bps);
+	write_rate(true, 64 << 10, 128 << 10, &bps);
+	printf("proc_mem_write_64KiB %.2f GB/s\n", bps / 1e9);
+	write_rate(true, 64 << 10, 256 << 20, &bps);
+	printf("proc_mem_write_64KiB_dram %.2f GB/s\n", bps / 1e9);
+	printf("proc_mem_write_64B %.2f Mops/s\n",
+	       write_rate(true, 64, 128 << 10, &bps) / 1e6);
+	write_rate(false, 64 << 10, 128 << 10, &bps);
 	printf("process_vm_writev_64KiB %.2f GB/s\n", bps / 1e9);
-	vm_writev_rate(64 << 10, 256 << 20, &bps);
-	printf("process_vm_writev_64KiB_dram %.2f GB/s\n", bps / 1e9);
 	printf("process_vm_writev_64B %.2f Mops/s\n",
-	       vm_writev_rate(64, 128 << 10, &bps) / 1e6);
+	       write_rate(false, 64, 128 << 10, &bps) / 1e6);
 	return 0;
 }

@@ -8,7 +8,7 @@
 #   ib_write_bw, ib_send_bw: message rate and bandwidth, 2 B .. 1 MiB,
 #     --post_list 1 and 32, 1 QP and -q 4 (each point: -D seconds of run)
 #   ib_write_lat, ib_read_lat: typical latency, 2 B .. 1 MiB
-#   memcpy and process_vm_writev: the ceilings (rn_bench_ref)
+#   memcpy and writes through /proc/PID/mem: the ceilings (rn_bench_ref)
 #
 # SIZES and SECONDS (per bandwidth point, default 1) may be set.
 set -euo pipefail
@@ -46,7 +46,7 @@ done
 
 ref=$here/results/sweep-ref.txt
 rn_bench_ref | tee "$ref"
-pvm=$(awk '$1 == "process_vm_writev_64KiB" { print $2 * 1000 }' "$ref")
+ceiling=$(awk '$1 == "proc_mem_write_64KiB" { print $2 * 1000 }' "$ref")
 memcpy=$(awk '$1 == "memcpy_64KiB" { print $2 * 1000 }' "$ref")
 
 gnuplot <<GP
@@ -71,7 +71,7 @@ set key bottom right
 plot for [t in "ib_write_bw ib_send_bw"] for [pl in "1 32"] for [q in "1 4"] \
 	"< awk -F, '\\\$1==\"".t."\" && \\\$3==".pl." && \\\$4==".q."' $csv" \
 	using 2:6 with linespoints title sprintf("%s post_list %s, %s QP", t, pl, q), \
-	$pvm title "process_vm_writev 64KiB (ceiling)" dt 2 lw 2, \
+	$ceiling title "/proc/PID/mem write 64KiB (ceiling)" dt 2 lw 2, \
 	$memcpy title "memcpy 64KiB" dt 3 lw 2
 set ylabel "us (typical)"
 set title "latency"

@@ -2,12 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # bench/vm/guest.sh BUILD_DIR OUT_DIR REPS: inside the VM of bench/vm.sh
 # (ib_core, ib_uverbs and ringnic.ko loaded, eth0 and eth1 up).  Brings up
-# the four devices side by side: ringnic0 (kernel mode, ringnic.ko on
-# eth0, its ringnicd attached), rnu0 (ringnic in userspace mode, its own
-# ringnicd), rxe0 (rdma_rxe on eth0) and siw0 (siw.ko on eth1); then runs
-# bench/vm/inner.sh over all four REPS times, appending to OUT_DIR/vm-raw.csv.
-# RINGNIC_BENCH_DEVICES narrows the devices measured; RINGNIC_BENCH_POLL_US
-# sets both ringnicds' --poll-us.
+# the devices side by side: rxe0 (rdma_rxe on eth0) and siw0 (siw.ko on
+# eth1), ringnic0 (kernel mode, ringnic.ko on eth0, its ringnicd
+# attached), rnu0 (ringnic in userspace mode, its own ringnicd) and
+# ringnic over the wire:
+#
+#   netns rnw0   vw0 198.18.0.1/24   ringnicd rnw0 (userspace mode)
+#     | veth pair, MTU 1500 (eth0's, so active_mtu 1024 as rxe0's)
+#   netns rnw1   vw1 198.18.0.2/24   ringnicd rnw1 (userspace mode)
+#
+# Both wire devices are in child namespaces: rxe's UDP socket holds port
+# 4791 on the wildcard address of the initial one.  They publish in the
+# same runtime dir as rnu0, so ringnic-run finds all three.  Then runs
+# bench/vm/inner.sh over all devices REPS times, appending to
+# OUT_DIR/vm-raw.csv, and prints the wire devices' non-zero hw_counters
+# (retries show there).  RINGNIC_BENCH_DEVICES narrows the devices
+# measured; RINGNIC_BENCH_POLL_US sets every ringnicd's --poll-us.
 set -u
 build=$1
 out=$2
@@ -18,24 +28,65 @@ export PATH="$build/bin:$PATH"
 # ringnic-run finds it there by itself.
 export RDMAV_DRIVERS=$build/lib/libringnic
 
-devices=${RINGNIC_BENCH_DEVICES:-ringnic0 ringnic-user:rnu0 rxe0 siw0}
+devices=${RINGNIC_BENCH_DEVICES:-ringnic0 ringnic-user:rnu0 ringnic-wire:rnw0:rnw1 rxe0 siw0}
 poll=()
 [ -n "${RINGNIC_BENCH_POLL_US:-}" ] && poll=(--poll-us "$RINGNIC_BENCH_POLL_US")
+
+# rxe first: it binds UDP port 4791 on the wildcard address when it
+# loads, which fails once a ringnicd holds the port on eth0's address.
+# The ringnicds of the initial namespace do not need the wire (their
+# pairs are local), so they only warn that they cannot bind it.
+"$here/inner.sh" --out "$out/vm-raw.csv" --setup rxe,siw --siw-ko "$out/siw.ko"
 
 rdma link add ringnic0 type ringnic netdev eth0 || exit 1
 ringnicd --name ringnic0 --runtime-dir /run/ringnic-k --foreground "${poll[@]}" \
 	2>/tmp/ringnicd-k.log &
+daemons=($!)
 export RINGNIC_RUNTIME_DIR=/run/ringnic-u
 ringnicd --name rnu0 --foreground "${poll[@]}" 2>/tmp/ringnicd-u.log &
+daemons+=($!)
+
+for i in 0 1; do
+	ip netns add rnw$i && ip -n rnw$i link set lo up || exit 1
+done
+ip -n rnw0 link add vw0 type veth peer name vw1 netns rnw1 || exit 1
+for i in 0 1; do
+	# No link-local IPv6 address: GID 0 is the IPv4 address (-x 0).
+	ip -n rnw$i link set vw$i addrgenmode none mtu 1500 up &&
+		ip -n rnw$i addr add 198.18.0.$((i + 1))/24 dev vw$i || exit 1
+	ip netns exec rnw$i ringnicd --name rnw$i --netdev vw$i --foreground \
+		"${poll[@]}" 2>/tmp/ringnicd-w$i.log &
+	daemons+=($!) # ip execs ringnicd
+done
+
+up() { # DEVICE: its port is active and GID 0 is set (userspace mode)
+	local port=$RINGNIC_RUNTIME_DIR/sys/class/infiniband/$1/ports/1
+	grep -qs ACTIVE "$port/state" && grep -qs '[1-9a-f]' "$port/gids/0"
+}
 for _ in $(seq 100); do
 	ibv_devinfo -d ringnic0 2>/dev/null | grep -q PORT_ACTIVE &&
-		ringnic-run ibv_devinfo -d rnu0 >/dev/null 2>&1 && break
+		up rnu0 && up rnw0 && up rnw1 && break
 	sleep 0.1
 done
 for rep in $(seq "$reps"); do
 	echo "== repetition $rep of $reps"
-	setup=
-	[ "$rep" = 1 ] && setup="--setup rxe,siw --siw-ko $out/siw.ko"
 	# shellcheck disable=SC2086
-	"$here/inner.sh" --out "$out/vm-raw.csv" $setup $devices
+	"$here/inner.sh" --out "$out/vm-raw.csv" $devices
 done
+
+sleep 0.2 # the published counters are rewritten at most every 100 ms
+echo "== hw_counters of the wire devices (non-zero)"
+for i in 0 1; do
+	grep -H . "$RINGNIC_RUNTIME_DIR/sys/class/infiniband/rnw$i/ports/1/hw_counters"/* |
+		sed 's|.*/infiniband/||; s|/ports/1/hw_counters/| |; s|:| |' |
+		awk '$3 != 0'
+done
+for log in /tmp/ringnicd-w0.log /tmp/ringnicd-w1.log; do
+	[ -s $log ] && { echo "== $log"; tail -n 10 $log; }
+done
+# Stopped, so that nothing holds the shared checkout when the VM ends.
+for pid in "${daemons[@]}"; do
+	kill -TERM "$pid"
+	wait "$pid" || echo "ringnicd $pid exited with $?"
+done
+exit 0

@@ -32,6 +32,14 @@
 #                        ${RINGNIC_RUN:-ringnic-run} (userspace mode; the
 #                        caller starts ringnicd, RINGNIC_RUNTIME_DIR is
 #                        honoured by ringnic-run)
+#   ringnic-wire:S:C     userspace mode over the wire: the server on device S
+#                        in network namespace S (ip netns), the client on
+#                        device C in namespace C, both through ringnic-run
+#                        with -x 0 (GID 0: the IPv4 address of the device's
+#                        netdev); the client connects to namespace S's
+#                        IPv4 address.  The caller starts the two ringnicd,
+#                        each in its namespace, publishing in one
+#                        RINGNIC_RUNTIME_DIR
 #   anything else        -d DEV
 #
 # Options:
@@ -154,40 +162,65 @@ mkdir -p "$(dirname "$csv")"
 tmp=$(mktemp -d /tmp/inner.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# Set for each device: perftest flags, a launcher prefix, the server's
-# extra flags and the address the client connects to.
-dev_flags=()
-dev_prefix=()
-dev_server=()
+# Set for each device: how the server and the client are started (a
+# launcher's words, then the tool, then the flags), where to look for the
+# server's listening socket and the address the client connects to.
+srv_run=()
+srv_flags=()
+cli_run=()
+cli_flags=()
+listen_ns=()
 dev_addr=127.0.0.1
 device_config() {
-	local spec=$1 ip
-	dev_prefix=()
-	dev_server=()
+	local spec=$1 ip s c
+	srv_run=()
+	cli_run=()
+	listen_ns=()
 	dev_addr=127.0.0.1
 	case $spec in
 	ringnic-user:*)
 		# shellcheck disable=SC2206  # RINGNIC_RUN may carry options
-		dev_prefix=(${RINGNIC_RUN:-ringnic-run})
-		dev_flags=(-d "${spec#ringnic-user:}") ;;
+		srv_run=(${RINGNIC_RUN:-ringnic-run})
+		srv_flags=(-d "${spec#ringnic-user:}") ;;
+	ringnic-wire:*:*)
+		IFS=: read -r _ s c <<<"$spec"
+		srv_run=(ip netns exec "$s" ringnic-run)
+		srv_flags=(-d "$s" -x 0)
+		cli_run=(ip netns exec "$c" ringnic-run)
+		cli_flags=(-d "$c" -x 0)
+		listen_ns=(ip netns exec "$s")
+		dev_addr=$(ip -n "$s" -4 -o addr show scope global |
+			awk '{ sub("/.*", "", $4); print $4; exit }')
+		return ;;
 	rxe* | ringnic*)
-		dev_flags=(-d "$spec" -x 1) ;;
+		srv_flags=(-d "$spec" -x 1) ;;
 	siw*)
-		dev_flags=(-d "$spec" -R)
+		srv_flags=(-d "$spec" -R)
 		# rdma_cm picks the device by IP address: use siw's own.
 		ip=$(rdma link show "$spec/1" 2>/dev/null |
 			awk '{ for (i = 1; i < NF; i++) if ($i == "netdev") print $(i + 1) }')
 		dev_addr=$(netdev_ipv4 "${ip:-$siw_netdev}")
 		dev_addr=${dev_addr:-10.0.3.15}
-		dev_server=(--source_ip "$dev_addr") ;;
+		cli_flags=("${srv_flags[@]}")
+		# The server listens on siw's address only.
+		srv_flags+=(--source_ip "$dev_addr")
+		return ;;
 	*)
-		dev_flags=(-d "$spec") ;;
+		srv_flags=(-d "$spec") ;;
 	esac
+	# One device, one namespace: the client is started as the server.
+	cli_run=("${srv_run[@]}")
+	cli_flags=("${srv_flags[@]}")
 }
 
 # The numbers of perftest's results table: every data row after '#bytes'.
 rows() {
 	awk '/#bytes/ { t = 1; next } t && $1 ~ /^[0-9]+$/ { print }' "$1"
+}
+
+# The server's TCP port is open, in the server's namespace.
+listening() {
+	"${listen_ns[@]}" ss -Hltn "sport = :$port" 2>/dev/null | grep -q .
 }
 
 # pair TOOL ARGS...: server, then the client once the server listens
@@ -196,22 +229,22 @@ rows() {
 pair() {
 	local spid crc src i
 	port=$((port + 1))
-	timeout -k 5 "$pair_limit" "${dev_prefix[@]}" "$@" "${dev_flags[@]}" \
-		"${dev_server[@]}" -p "$port" >"$tmp/server" 2>&1 &
+	timeout -k 5 "$pair_limit" "${srv_run[@]}" "$@" "${srv_flags[@]}" \
+		-p "$port" >"$tmp/server" 2>&1 &
 	spid=$!
 	# Both the perftest TCP socket and iWARP's kernel listener show here.
 	for ((i = 0; i < 600; i++)); do
-		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+		listening && break
 		kill -0 $spid 2>/dev/null || break
 		sleep 0.05
 	done
-	if ! ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; then
+	if ! listening; then
 		echo "server never listened on port $port" >"$tmp/client"
 		kill $spid 2>/dev/null
 		wait $spid 2>/dev/null
 		return 1
 	fi
-	timeout -k 5 "$pair_limit" "${dev_prefix[@]}" "$@" "${dev_flags[@]}" \
+	timeout -k 5 "$pair_limit" "${cli_run[@]}" "$@" "${cli_flags[@]}" \
 		-p "$port" "$dev_addr" >"$tmp/client" 2>&1
 	crc=$?
 	wait $spid

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # bench/vm/summary.sh RAW_CSV RESULTS_DIR: the medians of bench/vm.sh's raw
 # rows (device,test,size,metric,value,unit) into RESULTS_DIR/vm.csv, the
-# ratios of ringnic (both modes) to rxe and siw against the goals, and the
-# plot RESULTS_DIR/vm.png.
+# ratios of ringnic (both modes) to rxe and siw against the goals, of
+# ringnic over the wire to rxe and to ringnic's local path, and the plot
+# RESULTS_DIR/vm.png.
 set -euo pipefail
 raw=$1
 results=$2
@@ -43,13 +44,31 @@ for dev in ringnic0 ringnic-user:rnu0; do
 	echo "  ib_write_bw 64 KiB bandwidth:  $(ratio "$(val $dev ib_write_bw 65536 bw)" "$(val rxe0 ib_write_bw 65536 bw)") x rxe (goal >= 10), $(ratio "$(val $dev ib_write_bw 65536 bw)" "$(val siw0 ib_write_bw 65536 bw)") x siw (goal >= 2)"
 	echo "  ib_write_lat 8 B:              $(ratio "$(val $dev ib_write_lat 8 lat_typical)" "$(val rxe0 ib_write_lat 8 lat_typical)") x rxe (goal <= 0.5)"
 done
+# Over the wire (RoCEv2 between two namespaces, a veth pair) against
+# rxe0 and against ringnic's local path (rnu0: the same userspace mode,
+# both ends on one ringnicd).  No goals: the wire's speed is still to come.
+w=ringnic-wire:rnw0:rnw1
+u=ringnic-user:rnu0
+wire_ratios() { # LABEL TEST SIZE METRIC
+	local v
+	v=$(val $w "$2" "$3" "$4")
+	printf '  %-30s %s x rxe, %s x local\n' "$1:" \
+		"$(ratio "$v" "$(val rxe0 "$2" "$3" "$4")")" \
+		"$(ratio "$v" "$(val $u "$2" "$3" "$4")")"
+}
+echo "$w (RoCEv2 over a veth pair):"
+wire_ratios "ib_write_bw 64 B message rate" ib_write_bw 64 msg_rate
+wire_ratios "ib_send_bw 64 B message rate" ib_send_bw 64 msg_rate
+wire_ratios "ib_write_bw 64 KiB bandwidth" ib_write_bw 65536 bw
+wire_ratios "ib_read_bw 64 KiB bandwidth" ib_read_bw 65536 bw
+wire_ratios "ib_write_lat 8 B" ib_write_lat 8 lat_typical
 
-# One group per point, the four devices side by side, log scale.
+# One group per point, the five devices side by side, log scale.
 for point in "ib_write_bw 64 msg_rate" "ib_send_bw 64 msg_rate" \
 	"ib_write_bw 65536 bw" "ib_read_bw 65536 bw" "ib_write_lat 8 lat_typical"; do
 	read -r test size metric <<<"$point"
 	printf '"%s %s %s"' "$test" "$size" "$metric"
-	for dev in ringnic0 ringnic-user:rnu0 rxe0 siw0; do
+	for dev in ringnic0 ringnic-user:rnu0 ringnic-wire:rnw0:rnw1 rxe0 siw0; do
 		v=$(val $dev "$test" "$size" "$metric")
 		printf ' %s' "${v:-NaN}"
 	done
@@ -63,11 +82,12 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid border -1
 set logscale y
-set key top left
+set key outside top center horizontal
 set xtics rotate by -10
 plot "$plot" using 2:xtic(1) title "ringnic0 (kernel mode)", \
-	'' using 3 title "ringnic userspace mode", \
-	'' using 4 title "rxe0", \
-	'' using 5 title "siw0"
+	'' using 3 title "ringnic userspace mode (local)", \
+	'' using 4 title "ringnic userspace mode, wire (veth)", \
+	'' using 5 title "rxe0", \
+	'' using 6 title "siw0"
 GP
 echo "plot: $results/vm.png"

@@ -1,0 +1,396 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# bench/wire.sh [--mtu N] [BUILD_DIR]: ringnic over the wire between two
+# hosts, next to what the same link carries in plain UDP and to ringnic's
+# local path, in one run.  Two network namespaces joined by a veth pair
+# (198.18.0.1 and .2, MTU 1500 unless --mtu), a ringnicd bound to each end:
+#
+#   wire    perftest's server in one namespace, its client in the other:
+#           ib_write_bw over SIZES (64 B .. 64 KiB), ib_write_bw 64 B with
+#           --post_list 32, ib_read_bw and ib_send_bw 64 KiB, ib_write_lat 8 B
+#   local   the same points with both ends on one ringnicd (shared memory)
+#   udp     rn_bench_udp (bench/udp_pump.c) across the same pair: datagrams
+#           of 64 B .. 16 KiB with sendmmsg, and with UDP GSO where the MTU
+#           allows it, counted by a recvmmsg receiver; 8-byte ping-pong,
+#           blocking and busy-polling
+#
+# Beside each ringnic point: ringnicd's CPU (both devices, from
+# /proc/PID/task/*/schedstat over the whole perftest run) as cycles at the
+# nominal clock of /proc/cpuinfo per message and per byte, and the deltas
+# of the devices' hw_counters, so that retransmissions and drops show.
+# Prints the ratios, writes bench/results/wire.csv and plots it into
+# bench/results/wire.png.  Numbers, never pass/fail.
+#
+# SIZES, SECONDS_PER_POINT (default 2), LAT_ITERS (default 10000) and
+# RINGNICD_OPTS (more options of both ringnicd, e.g. --no-realtime) may be
+# set.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+mtu=1500
+if [ "${1:-}" = --mtu ]; then
+	mtu=$2
+	shift 2
+fi
+build=$(cd "${1:-$here/../build}" && pwd)
+sizes=${SIZES:-"64 256 1024 4096 16384 65536"}
+udp_sizes="64 256 1024 4096 16384"
+seconds=${SECONDS_PER_POINT:-2}
+lat_iters=${LAT_ITERS:-10000}
+mkdir -p "$here/results"
+csv=$here/results/wire.csv
+export PATH="$build/bin:$PATH"
+
+# ---- two hosts ----------------------------------------------------------------
+
+# Each host is a network namespace held by a process of ours (no name in
+# /run/netns that another test's cleanup could delete under us); both go
+# with their holders, the veth pair with them.
+work=$(mktemp -d /tmp/ringnic-wire.XXXXXX)
+host=(a b)
+addr=(198.18.0.1 198.18.0.2)
+veth=("rnw$$-a" "rnw$$-b")
+rundir=("$work/a" "$work/b")
+holder=()
+daemon=()
+
+cleanup() {
+	local pid
+	for pid in "${daemon[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || continue
+		wait "$pid" || true
+	done
+	for pid in "${holder[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# in_ns HOST CMD...: CMD in that host's namespace, with its device.
+in_ns() {
+	local i=$1
+	shift
+	RINGNIC_RUNTIME_DIR=${rundir[$i]} \
+		nsenter --net="/proc/${holder[$i]}/ns/net" "$@"
+}
+
+for i in 0 1; do
+	unshare -n sleep infinity &
+	holder+=($!)
+	until [ "$(readlink /proc/$!/ns/net)" != "$(readlink /proc/self/ns/net)" ]; do
+		sleep 0.01
+	done
+done
+in_ns 0 ip link add "${veth[0]}" type veth peer name "${veth[1]}" \
+	netns "${holder[1]}"
+for i in 0 1; do
+	# No automatic link-local address: GID 0 is the IPv4 address.
+	in_ns $i ip link set "${veth[$i]}" addrgenmode none mtu "$mtu" up
+	in_ns $i ip link set lo up
+	in_ns $i ip addr add "${addr[$i]}/24" dev "${veth[$i]}"
+	mkdir "${rundir[$i]}"
+	# Not through in_ns: $! must be ringnicd (nsenter execs it).
+	# shellcheck disable=SC2086  # RINGNICD_OPTS: options, split
+	nsenter --net="/proc/${holder[$i]}/ns/net" ringnicd \
+		--runtime-dir "${rundir[$i]}" --netdev "${veth[$i]}" \
+		--foreground ${RINGNICD_OPTS:-} 2>"$work/ringnicd-$i.log" &
+	daemon+=($!)
+done
+port_dir() { echo "${rundir[$1]}/sys/class/infiniband/ringnic0/ports/1"; }
+for i in 0 1; do
+	for _ in $(seq 100); do
+		grep -qs ACTIVE "$(port_dir $i)/state" && break
+		sleep 0.05
+	done
+	grep -qs ACTIVE "$(port_dir $i)/state" || {
+		echo "wire.sh: ringnicd on host ${host[$i]} did not come up" >&2
+		cat "$work/ringnicd-$i.log" >&2
+		exit 1
+	}
+done
+ib_mtu=$(in_ns 0 ringnic-run ibv_devinfo -v |
+	awk '$1 == "active_mtu:" { print $2; exit }')
+
+# ---- measuring ringnicd -------------------------------------------------------
+
+# Cycles from CPU time at the clock /proc/cpuinfo gives (its first "cpu
+# MHz"; nominal on this virtual machine, where it does not change).
+mhz=$(awk -F': *' '$1 ~ /^cpu MHz/ { print $2; exit }' /proc/cpuinfo)
+
+# CPU nanoseconds a ringnicd has run, all its threads.
+cpu_ns() {
+	cat /proc/"${daemon[$1]}"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+counters() {
+	# Files are rewritten at most every 100 ms.
+	sleep 0.15
+	grep -H . "$(port_dir "$1")"/hw_counters/* | sed 's|.*/||; s|:| |'
+}
+
+# delta BEFORE AFTER: "name +n" for every counter that moved.
+delta() {
+	awk 'NR == FNR { b[$1] = $2; next } $2 != b[$1] { printf "%s +%d ", $1, $2 - b[$1] }' \
+		<(echo "$1") <(echo "$2")
+}
+
+# sum_of DELTA NAME...: those counters' sum in a delta line.
+sum_of() {
+	local d=$1
+	shift
+	echo "$d" | awk -v names="$*" 'BEGIN { split(names, n, " ") }
+		{ for (i = 1; i < NF; i += 2) for (j in n)
+			if ($i == n[j]) s += substr($(i + 1), 2) }
+		END { print s + 0 }'
+}
+
+# ---- perftest between and within the hosts -----------------------------------
+
+bench_port=18700
+echo "path,test,size,post_list,mpps,mbps,lat_us,cycles_per_msg,cycles_per_byte,local_ack_timeout_err,out_of_seq_request,duplicate_request,ratio" >"$csv"
+
+# pair SERVER CLIENT TOOL ARGS...: perftest's server on host SERVER, its
+# client on host CLIENT, connecting to SERVER's address; the client's first
+# result row in $row.
+pair() {
+	local server=$1 client=$2 tool=$3 pid
+	shift 3
+	bench_port=$((bench_port + 1))
+	in_ns "$server" timeout 120 ringnic-run "$tool" -x 0 -p $bench_port \
+		"$@" >"$work/server.out" 2>&1 &
+	pid=$!
+	until in_ns "$server" ss -Hltn "sport = :$bench_port" | grep -q .; do
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.05
+	done
+	row=$(in_ns "$client" timeout 120 ringnic-run "$tool" -x 0 \
+		-p $bench_port "$@" "${addr[$server]}" 2>&1 |
+		tee "$work/client.out" |
+		awk '/#bytes/ { t = 1; next } t && $1 ~ /^[0-9]+$/ { print; exit }')
+	wait $pid || true
+	[ -n "$row" ] || {
+		echo "wire.sh: $tool $* failed:" >&2
+		tail -n 5 "$work/client.out" "$work/server.out" >&2
+		exit 1
+	}
+}
+
+# point PATH TOOL SIZE POST_LIST ARGS...: one perftest run on PATH (wire:
+# server on host 0, client on host 1; local: both on host 0), with
+# ringnicd's CPU and counters around it; prints and records it.
+point() {
+	local path=$1 tool=$2 size=$3 pl=$4 c0 c1 d0 d1 n0 n1 a0 a1
+	local mpps='' mbps='' lat='' msgs cpu cyc_msg cyc_byte
+	shift 4
+	c0=$(counters 0) c1=$(counters 1) n0=$(cpu_ns 0) n1=$(cpu_ns 1)
+	if [ "$path" = wire ]; then
+		pair 0 1 "$tool" -s "$size" "$@"
+	else
+		pair 0 0 "$tool" -s "$size" "$@"
+	fi
+	a0=$(cpu_ns 0) a1=$(cpu_ns 1)
+	d0=$(delta "$c0" "$(counters 0)") d1=$(delta "$c1" "$(counters 1)")
+	case $tool in
+	*_lat)	# bytes iterations t_min t_max t_typical ...: round trips
+		msgs=$(echo "$row" | awk '{ print $2 }')
+		lat=$(echo "$row" | awk '{ print $5 }') ;;
+	*)	# bytes iterations BW_peak BW_average MsgRate; perftest's
+		# MB/sec is MiB/s: made MB/s (10^6) here, as for UDP
+		msgs=$(echo "$row" | awk '{ print $2 }')
+		mbps=$(echo "$row" | awk '{ printf "%.1f", $4 * 1.048576 }')
+		mpps=$(echo "$row" | awk '{ printf "%.4f", $5 }') ;;
+	esac
+	cpu=$(((a0 - n0) + (a1 - n1)))
+	cyc_msg=$(awk -v c=$cpu -v f="$mhz" -v n="$msgs" \
+		'BEGIN { printf "%.0f", c * f / 1e3 / n }')
+	if [ -n "$lat" ]; then
+		cyc_byte=''
+		printf "%-5s %-12s %6s B        %8s us typical         | ringnicd %s cycles/round trip" \
+			"$path" "$tool" "$size" "$lat" "$cyc_msg"
+	else
+		cyc_byte=$(awk -v c="$cyc_msg" -v s="$size" \
+			'BEGIN { printf "%.2f", c / s }')
+		printf "%-5s %-12s %6s B pl %-2s  %8s Mpps %8s MB/s | ringnicd %s cycles/msg, %s cycles/B" \
+			"$path" "$tool" "$size" "$pl" "$mpps" "$mbps" "$cyc_msg" \
+			"$cyc_byte"
+	fi
+	printf " (CPU: a %d ms, b %d ms)\n" $(((a0 - n0) / 1000000)) \
+		$(((a1 - n1) / 1000000))
+	printf "      counters host %s: %s\n" "${host[0]}" "${d0:-none}"
+	[ "$path" = local ] ||
+		printf "      counters host %s: %s\n" "${host[1]}" "${d1:-none}"
+	echo "$path,$tool,$size,$pl,$mpps,$mbps,$lat,$cyc_msg,$cyc_byte,$(sum_of "$d0 $d1" local_ack_timeout_err),$(sum_of "$d0 $d1" out_of_seq_request),$(sum_of "$d0 $d1" duplicate_request)," >>"$csv"
+}
+
+echo "two hosts: ${addr[0]} <-veth MTU $mtu-> ${addr[1]}; ringnic active_mtu $ib_mtu; cycles at $mhz MHz (/proc/cpuinfo)"
+for path in wire local; do
+	for s in $sizes; do
+		point $path ib_write_bw "$s" 1 -D "$seconds"
+	done
+	point $path ib_write_bw 64 32 --post_list 32 -D "$seconds"
+	point $path ib_read_bw 65536 1 -D "$seconds"
+	point $path ib_send_bw 65536 1 -D "$seconds"
+	point $path ib_write_lat 8 1 -n "$lat_iters"
+done
+
+# ---- the link's own UDP ceiling -----------------------------------------------
+
+udp_port=19700
+
+# udp PATH SIZE [-g]: rn_bench_udp pump on host 1 to its sink on host 0;
+# -g: GSO on the pump (and, for PATH udp_gso_gro, GRO on the sink).
+udp() {
+	local path=$1 size=$2 gso=${3:-} gro='' out mode sink
+	[ "$path" = udp_gso_gro ] && gro=-g
+	udp_port=$((udp_port + 1))
+	in_ns 0 rn_bench_udp sink ${gro:+"$gro"} "${addr[0]}" $udp_port >"$work/sink.out" &
+	sink=$!
+	sleep 0.2
+	mode=$(in_ns 1 rn_bench_udp pump ${gso:+"$gso"} "${addr[0]}" $udp_port "$size" \
+		"$seconds" | awk '$1 == "gso" { print $2 }')
+	wait $sink || { echo "wire.sh: udp $size $gso: no datagram arrived" >&2; exit 1; }
+	out=$work/sink.out
+	# GSO refused (a segment above the MTU): the plain run measured that.
+	if [ -n "$gso" ] && [ "$mode" != on ]; then
+		printf "%-11s %6s B  GSO refused by the link (MTU %s)\n" "$path" "$size" "$mtu"
+		return
+	fi
+	printf "%-11s %6s B  %s Mpps %s MB/s (%s Gbit/s) received\n" "$path" "$size" \
+		"$(awk '$1 == "rate" { print $2 }' "$out")" \
+		"$(awk '$1 == "payload" { print $2 }' "$out")" \
+		"$(awk '$1 == "payload_gbit" { print $2 }' "$out")"
+	awk -F' ' -v p="$path" -v s="$size" '
+		$1 == "rate" { r = $2 } $1 == "payload" { b = $2 }
+		END { printf "%s,datagrams,%s,,%s,%s,,,,,,,\n", p, s, r, b }' \
+		"$out" >>"$csv"
+}
+
+# pingpong MODE [-b]: 8-byte UDP round trips, echo on host 0.
+pingpong() {
+	local mode=$1 busy=${2:-} half echo
+	udp_port=$((udp_port + 1))
+	in_ns 0 rn_bench_udp echo ${busy:+"$busy"} "${addr[0]}" $udp_port &
+	echo=$!
+	sleep 0.2
+	half=$(in_ns 1 rn_bench_udp ping ${busy:+"$busy"} "${addr[0]}" $udp_port "$lat_iters" |
+		awk '$1 == "rtt_half_median" { print $2 }')
+	wait $echo
+	printf "udp_pingpong %-8s     8 B  %s us (round trip / 2, median)\n" "$mode" "$half"
+	echo "udp_pingpong,$mode,8,,,,$half,,,,,," >>"$csv"
+}
+
+for s in $udp_sizes; do
+	udp udp "$s"
+	udp udp_gso "$s" -g
+done
+# GRO hands the sink whole GSO packets that veth never cut: bytes through
+# the link with no per-datagram work at all; shown, never a ceiling.
+udp udp_gso_gro "$ib_mtu" -g
+pingpong blocking
+pingpong busy -b
+
+# ---- ratios -------------------------------------------------------------------
+
+# get PATH TEST SIZE POST_LIST COLUMN
+get() {
+	awk -F, -v p="$1" -v t="$2" -v s="$3" -v pl="$4" -v c="$5" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == p && $2 == t && $3 == s && (pl == "" || $4 == pl) { print $col[c]; exit }' "$csv"
+}
+
+# The UDP ceiling for datagrams of SIZE: plain or GSO, the higher.
+ceiling() {
+	local a b
+	a=$(get udp datagrams "$1" "" "$2")
+	b=$(get udp_gso datagrams "$1" "" "$2")
+	awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { print (a > b ? a : b) }'
+}
+
+ratio() {
+	local name=$1 value
+	value=$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.3f", b ? a / b : 0 }')
+	printf "%-46s %7s  (%s / %s)\n" "$name" "$value" "$2" "$3"
+	echo "ratio,$name,,,,,,,,,,,$value" >>"$csv"
+}
+
+echo
+echo "ratios (one run):"
+wbw=$(get wire ib_write_bw 65536 1 mbps)
+ratio wire_write_64KiB_to_udp_4KiB_datagrams "$wbw" "$(ceiling 4096 mbps)"
+[ "$ib_mtu" = 4096 ] ||
+	ratio "wire_write_64KiB_to_udp_${ib_mtu}B_datagrams" "$wbw" \
+		"$(ceiling "$ib_mtu" mbps)"
+ratio wire_write_64B_pl32_to_udp_64B_datagrams \
+	"$(get wire ib_write_bw 64 32 mpps)" "$(ceiling 64 mpps)"
+wlat=$(get wire ib_write_lat 8 1 lat_us)
+ratio wire_write_lat_to_udp_pingpong_blocking "$wlat" \
+	"$(get udp_pingpong blocking 8 "" lat_us)"
+ratio wire_write_lat_to_udp_pingpong_busy "$wlat" \
+	"$(get udp_pingpong busy 8 "" lat_us)"
+ratio wire_read_to_write_64KiB "$(get wire ib_read_bw 65536 1 mbps)" "$wbw"
+ratio wire_send_to_write_64KiB "$(get wire ib_send_bw 65536 1 mbps)" "$wbw"
+ratio wire_to_local_write_64KiB "$wbw" "$(get local ib_write_bw 65536 1 mbps)"
+ratio wire_to_local_write_64B_pl32 "$(get wire ib_write_bw 64 32 mpps)" \
+	"$(get local ib_write_bw 64 32 mpps)"
+ratio wire_to_local_write_lat "$wlat" "$(get local ib_write_lat 8 1 lat_us)"
+
+# ---- plot ----------------------------------------------------------------------
+
+# One data file per line of the plot (awk conditions on the CSV).
+series() { awk -F, "$2" "$csv" >"$work/$1.dat"; }
+series wire '$1 == "wire" && $2 == "ib_write_bw" && $4 == 1'
+series local '$1 == "local" && $2 == "ib_write_bw" && $4 == 1'
+series wire32 '$1 == "wire" && $4 == 32'
+series local32 '$1 == "local" && $4 == 32'
+series udp '$1 == "udp"'
+series gso '$1 == "udp_gso"'
+series read '$1 == "wire" && $2 == "ib_read_bw"'
+series send '$1 == "wire" && $2 == "ib_send_bw"'
+awk -F, '$2 == "ib_write_lat" { printf "\"ringnic %s\",%s\n", $1, $7 }
+	$1 == "udp_pingpong" { printf "\"UDP ping-pong %s\",%s\n", $2, $7 }' \
+	"$csv" >"$work/lat.dat"
+
+gnuplot <<GP
+set terminal pngcairo size 1500,480 font ",10" noenhanced
+set output "$here/results/wire.png"
+set datafile separator ","
+set multiplot layout 1,3 title "ringnic over a veth pair between two namespaces (MTU $mtu; $(date +%F), $(nproc) cores): wire vs the pair's own UDP vs the local path"
+set logscale x 2
+set format x "%.0b%BB"
+set xlabel "message / datagram size"
+set grid
+set key font ",8"
+set logscale y
+set ylabel "Mpps"
+set title "message rate"
+set key bottom left
+plot "$work/wire.dat" using 3:5 with linespoints lw 2 title "ringnic wire ib_write_bw", \
+	"$work/local.dat" using 3:5 with linespoints title "ringnic local ib_write_bw", \
+	"$work/udp.dat" using 3:5 with linespoints dt 2 title "UDP sendmmsg", \
+	"$work/gso.dat" using 3:5 with linespoints dt 2 title "UDP GSO", \
+	"$work/wire32.dat" using 3:5 with points pt 7 ps 1.5 title "ringnic wire, --post_list 32", \
+	"$work/local32.dat" using 3:5 with points pt 5 ps 1.5 title "ringnic local, --post_list 32"
+set ylabel "MB/s (payload)"
+set title "bandwidth"
+set key top left
+plot "$work/wire.dat" using 3:6 with linespoints lw 2 title "ringnic wire ib_write_bw", \
+	"$work/local.dat" using 3:6 with linespoints title "ringnic local ib_write_bw", \
+	"$work/udp.dat" using 3:6 with linespoints dt 2 title "UDP sendmmsg", \
+	"$work/gso.dat" using 3:6 with linespoints dt 2 title "UDP GSO", \
+	"$work/read.dat" using 3:6 with points pt 9 ps 1.5 title "ringnic wire ib_read_bw", \
+	"$work/send.dat" using 3:6 with points pt 11 ps 1.5 title "ringnic wire ib_send_bw"
+unset logscale
+unset format x
+set xtics rotate by -20
+set xlabel ""
+set ylabel "us (median)"
+set title "latency, 8 B"
+set style fill solid 0.5
+set boxwidth 0.6
+set yrange [0:*]
+plot "$work/lat.dat" using 0:2:xtic(1) with boxes notitle, \
+	"" using 0:2:(sprintf("%.1f", \$2)) with labels offset char 0,0.7 notitle
+unset multiplot
+GP
+echo "csv: $csv"
+echo "plot: $here/results/wire.png"
