@@ -7,7 +7,7 @@ RINGNIC_RUNTIME_DIR=$(mktemp -d /tmp/ringnic-bench.XXXXXX)
 bench_port=18700
 
 ringnicd --runtime-dir "$RINGNIC_RUNTIME_DIR"
-trap 'kill -TERM "$(cat "$RINGNIC_RUNTIME_DIR/ringnic0.pid")"' EXIT
+trap 'kill -TERM "$(cat "$RINGNIC_RUNTIME_DIR/ringnic0.pid")" || :' EXIT
 
 # perftest TOOL ARGS...: the client's result rows (one per size).
 perftest() {
