@@ -364,8 +364,12 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 			rn_guard_readable(w->obj);
 			break;
 		case RN_WATCH_KDEV:
+			/* A context closed by the kernel frees its client,
+			 * whose exit or wake-up watch may be later in this
+			 * batch (a process that exits does both at once).
+			 */
 			rn_kdev_readable(w->obj);
-			break;
+			return;
 		case RN_WATCH_WIRE:
 			rn_wire_readable(dev, w->obj);
 			break;

@@ -5,15 +5,16 @@
 # ringnicd, used by unmodified tools with no ringnic-run, no SYSFS_PATH and
 # no LD_PRELOAD: rdma link add, rdma dev, ibv_devinfo, the pingpongs (RC,
 # UD, SRQ, UC, XRC, ODP), the perftest matrix (RC, UD, UC, XRC, SRQ),
-# events; then ringnicd killed under clients, a client's pid reused, and
-# module unload/load cycles with and without clients.  GROUPs (default
-# all): tools netdev wire fatal unload pidreuse cycles.  Prints one line per
+# events; contexts that close as their processes exit, many at once; then
+# ringnicd killed under clients, a client's pid reused, and module
+# unload/load cycles with and without clients.  GROUPs (default all): tools
+# churn netdev wire fatal unload pidreuse cycles.  Prints one line per
 # step; exits with the number of failed steps.
 set -u
 build=$1
 ko=$2
 shift 2
-groups=${*:-tools netdev wire fatal unload pidreuse cycles}
+groups=${*:-tools churn netdev wire fatal unload pidreuse cycles}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 # libibverbs' own way to load a provider that is not installed.
 export RDMAV_DRIVERS=$build/lib/libringnic
@@ -254,6 +255,28 @@ pid_reuse() {
 		exit $rc' "$build/bin/rn_pid_reuse"
 }
 
+# A process that exits closes its uverbs file (RN_KDEV_CLOSE) and makes
+# its pidfd readable at once: ringnicd sees both in one batch and must free
+# the context once.  Some exit after closing, some are killed holding QPs.
+context_churn() {
+	local round i pids
+	for round in 1 2 3 4; do
+		pids=()
+		for i in $(seq 24); do
+			ibv_devinfo -d ringnic0 >/dev/null &
+			ibv_rc_pingpong -d ringnic0 -g $gid -p $((port + 100 + i)) \
+				>/dev/null 2>&1 &
+			pids+=($!)
+		done
+		sleep 1
+		kill -KILL "${pids[@]}" 2>/dev/null
+		wait
+	done
+	kill -0 "$ringnicd_pid" 2>/dev/null || { echo "ringnicd died" >&2; return 1; }
+	ibv_devinfo -d ringnic0 | grep -q PORT_ACTIVE &&
+		pair pingpong ibv_rc_pingpong -d ringnic0 -g $gid -n 100
+}
+
 load_cycles() {
 	local i
 	for i in 1 2 3; do
@@ -304,6 +327,8 @@ if [[ " $groups " == *" tools "* ]]; then
 	step "rn_verbs_check" env RINGNIC_TEST_GID=$gid timeout 120 \
 		"$build/bin/rn_verbs_check"
 fi
+[[ " $groups " == *" churn "* ]] &&
+	step "96 contexts closed by exiting or killed processes" context_churn
 [[ " $groups " == *" netdev "* ]] && step "the port follows eth0" netdev_follow
 [[ " $groups " == *" wire "* ]] &&
 	step "RoCEv2 through eth0, rdma statistic" wire_counters
