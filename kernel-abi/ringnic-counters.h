@@ -44,7 +44,10 @@ enum rn_counter {
 	RN_CNT_NAK_ACCESS, /* remote access error NAKs received */
 	RN_CNT_NAK_OP, /* remote operational error (or unknown) NAKs received */
 	RN_CNT_NAK_SENT, /* requests the responder refused with a NAK */
-	RN_CNT_CNP_RCVD, /* congestion notifications received (not acted on) */
+	RN_CNT_CNP_IGNORED, /* CNPs for no QP of ours sending to their sender */
+	RN_CNT_CNP_HANDLED, /* CNPs a requester slowed down for */
+	RN_CNT_ECN_MARKED, /* requests that arrived with ECN CE */
+	RN_CNT_CNP_SENT, /* CNPs sent for them */
 	RN_CNT_MAX
 };
 
@@ -73,7 +76,10 @@ enum rn_counter {
 	[RN_CNT_ACK_TIMEOUT] = "local_ack_timeout_err",                       \
 	[RN_CNT_NAK_INV_REQ] = "req_remote_invalid_request",                  \
 	[RN_CNT_NAK_ACCESS] = "req_remote_access_errors",                     \
-	[RN_CNT_CNP_RCVD] = "rp_cnp_ignored",                                 \
+	[RN_CNT_CNP_IGNORED] = "rp_cnp_ignored",                              \
+	[RN_CNT_CNP_HANDLED] = "rp_cnp_handled",                              \
+	[RN_CNT_ECN_MARKED] = "np_ecn_marked_roce_packets",                   \
+	[RN_CNT_CNP_SENT] = "np_cnp_sent",                                    \
 	/* ours */                                                            \
 	[RN_CNT_RX_ICRC] = "rx_icrc_errors",                                  \
 	[RN_CNT_RX_MALFORMED] = "rx_malformed_packets",                       \

@@ -72,7 +72,7 @@ static struct rn_wire_qp *wire_alloc(struct rn_qp *qp)
 	struct rn_wire_qp *wq;
 	uint32_t n = 1;
 
-	if (rn_timers_reserve(&dev->timers, dev->ntimers + 2))
+	if (rn_timers_reserve(&dev->timers, dev->ntimers + 4))
 		return NULL;
 	wq = calloc(1, sizeof(*wq));
 	if (!wq)
@@ -89,9 +89,10 @@ static struct rn_wire_qp *wire_alloc(struct rn_qp *qp)
 	}
 	wq->qp = qp;
 	rn_wire_timers_init(wq);
+	rn_wire_cc_init(wq);
 	rn_list_init(&wq->ack_link);
 	rn_list_init(&wq->work_link);
-	dev->ntimers += 2;
+	dev->ntimers += 4;
 	dev->wire->nqps++;
 	return wq;
 }
@@ -110,7 +111,7 @@ void rn_wire_qp_free(struct rn_qp *qp)
 	free(wq->sends);
 	free(wq);
 	qp->wire = NULL;
-	dev->ntimers -= 2;
+	dev->ntimers -= 4;
 	dev->wire->nqps--;
 }
 

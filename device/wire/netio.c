@@ -138,11 +138,14 @@ static int sock_open(struct rn_device *dev, struct rn_wire_sock *s,
 		    IPPROTO_UDP);
 	if (fd < 0)
 		return errno;
+	/* Packets are ECN-capable (ECT(0)) unless rn_wire_flush says not. */
 	if (s->family == AF_INET) {
+		set_int(fd, IPPROTO_IP, IP_TOS, RN_WIRE_ECN_ECT0);
 		set_int(fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
 		set_int(fd, IPPROTO_IP, IP_RECVTTL, 1);
 		set_int(fd, IPPROTO_IP, IP_RECVTOS, 1);
 	} else {
+		set_int(fd, IPPROTO_IPV6, IPV6_TCLASS, RN_WIRE_ECN_ECT0);
 		set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1);
 		set_int(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO);
 		set_int(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, 1);
@@ -222,12 +225,23 @@ void rn_wire_flush(struct rn_device *dev)
 	struct rn_wire *w = dev->wire;
 	struct mmsghdr msgs[RN_WIRE_TX_BATCH];
 	struct iovec iov[RN_WIRE_TX_BATCH];
+	/* ECN 0 for what congestion control does not govern. */
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} not_ect;
+	struct cmsghdr *c = &not_ect.align;
 	unsigned int i, done = 0;
-	int fd;
+	int fd, tos = 0;
 
 	if (!w->ntx)
 		return;
 	fd = w->socks[w->tx_sock].fd;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	c->cmsg_level = w->socks[w->tx_sock].family == AF_INET ? IPPROTO_IP :
+								 IPPROTO_IPV6;
+	c->cmsg_type = c->cmsg_level == IPPROTO_IP ? IP_TOS : IPV6_TCLASS;
+	memcpy(CMSG_DATA(c), &tos, sizeof(tos));
 	for (i = 0; i < w->ntx; i++) {
 		iov[i] = (struct iovec){ w->tx[i].buf, w->tx[i].len };
 		msgs[i] = (struct mmsghdr){ .msg_hdr = {
@@ -236,6 +250,10 @@ void rn_wire_flush(struct rn_device *dev)
 			.msg_iov = &iov[i],
 			.msg_iovlen = 1,
 		} };
+		if (w->tx[i].not_ect) {
+			msgs[i].msg_hdr.msg_control = not_ect.buf;
+			msgs[i].msg_hdr.msg_controllen = sizeof(not_ect.buf);
+		}
 	}
 	while (fd >= 0 && done < w->ntx) {
 		int n = sendmmsg(fd, msgs + done, w->ntx - done, MSG_DONTWAIT);
@@ -288,6 +306,9 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 		q.payload = tx->buf + hdr;
 	}
 	tx->len = rn_pkt_build(&q, tx->buf, sizeof(tx->buf));
+	/* Congestion control governs the connected transports alone. */
+	tx->not_ect = rn_pkt_transport(q.opcode) == RN_PKT_UD ||
+		      rn_pkt_transport(q.opcode) == RN_PKT_CN;
 	if (!tx->len) {
 		rn_warn("wire: cannot build a packet of opcode %#x\n", q.opcode);
 		return RN_DMA_OK;
@@ -413,13 +434,27 @@ static struct rn_wire_qp *connected_qp(struct rn_device *dev,
 	return wq;
 }
 
+/* A CNP: the QP it names slows down, if it sends to where the CNP came from. */
+static void cnp_received(struct rn_device *dev, const struct rn_wire_pkt *pkt)
+{
+	struct rn_qp *qp = rn_qp_by_qpn(dev, pkt->p.dqpn);
+	struct rn_wire_qp *wq = qp ? qp->wire : NULL;
+
+	if (!wq || !wq->sends || !rn_wire_peer_is(&wq->peer, pkt)) {
+		count(dev, RN_CNT_CNP_IGNORED);
+		return;
+	}
+	count(dev, RN_CNT_CNP_HANDLED);
+	rn_wire_cc_cut(wq, rn_now_ns());
+}
+
 static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 {
 	struct rn_wire_qp *wq;
 
 	switch (rn_pkt_transport(pkt->p.opcode)) {
 	case RN_PKT_CN:
-		count(dev, RN_CNT_CNP_RCVD);
+		cnp_received(dev, pkt);
 		return;
 	case RN_PKT_UD:
 		rn_wire_ud_recv(dev, pkt);
@@ -432,6 +467,8 @@ static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 		count(dev, RN_CNT_NO_QP);
 		return;
 	}
+	if (pkt->tos & RN_WIRE_ECN_MASK)
+		rn_wire_cc_marked(wq, pkt, rn_now_ns());
 	if (pkt->op->flags & RN_PKT_F_REQ)
 		rn_wire_responder_recv(wq, pkt);
 	else

@@ -7,6 +7,9 @@
  * acknowledged), segmented at the path MTU, with AckReq on the last packet
  * of each message and every RN_WIRE_ACKREQ_EVERY packets in between.
  *
+ * Packets leave no faster than congestion.c's pacer allows, once the
+ * QP has been told of congestion.
+ *
  * Retransmission is go-back-N: rn_wire_requester_rewind moves the cursor
  * (cur, send_psn) back to a PSN and the packets from there go out again,
  * rebuilt from the WQE and from memory as rxe does; a READ half answered
@@ -312,7 +315,7 @@ static enum rn_dma_status fill_payload(void *arg, uint8_t *dst, uint32_t len)
 
 /* Build and queue the packet at send_psn of started WQE s. */
 static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
-				      struct rn_wire_send *s)
+				      struct rn_wire_send *s, uint64_t now)
 {
 	struct rn_qp *qp = wq->qp;
 	const struct rn_wqe *w = &wq->wqe;
@@ -366,8 +369,11 @@ static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
 		}
 		break;
 	}
-	if (reliable(wq) &&
-	    (last || ++wq->noack >= RN_WIRE_ACKREQ_EVERY)) {
+	/* A paced QP's packets are spread out in time: each asks for its
+	 * ACK, or the retransmit timer would run out before a message's last.
+	 */
+	if (reliable(wq) && (last || ++wq->noack >= RN_WIRE_ACKREQ_EVERY ||
+			     wq->cc.rate)) {
 		p.ackreq = true;
 		wq->noack = 0;
 	}
@@ -379,6 +385,7 @@ static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
 	default:
 		return RN_DMA_SRC_FAULT;
 	}
+	rn_wire_cc_sent(wq, (uint32_t)rn_pkt_len(p.opcode, p.payload_len), now);
 	wq->send_psn = rn_pkt_psn_add(wq->send_psn, advance);
 	if (rn_pkt_psn_cmp(wq->send_psn, wq->sent_psn) > 0)
 		wq->sent_psn = wq->send_psn;
@@ -394,6 +401,7 @@ static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
 bool rn_wire_requester_run(struct rn_wire_qp *wq, unsigned int budget)
 {
 	struct rn_qp *qp = wq->qp;
+	uint64_t now = rn_now_ns();
 	bool progress = false;
 
 	while (budget && !wq->rnr_wait &&
@@ -413,10 +421,12 @@ bool rn_wire_requester_run(struct rn_wire_qp *wq, unsigned int budget)
 		if (reliable(wq) &&
 		    rn_pkt_psn_sub(wq->send_psn, wq->una) >= RN_WIRE_WINDOW)
 			break;
+		if (!rn_wire_cc_may_send(wq, now))
+			break;
 		s = send_at(wq, wq->cur);
 		if (!load_wqe(wq, s))
 			return true;
-		switch (send_packet(wq, s)) {
+		switch (send_packet(wq, s, now)) {
 		case RN_DMA_OK:
 			break;
 		case RN_DMA_GONE:
@@ -445,7 +455,8 @@ bool rn_wire_requester_busy(const struct rn_wire_qp *wq)
 {
 	const struct rn_qp *qp = wq->qp;
 
-	if (wq->rnr_wait || (qp->attr.qp_state != IBV_QPS_RTS &&
+	if (wq->rnr_wait || wq->cc.paced ||
+	    (qp->attr.qp_state != IBV_QPS_RTS &&
 			     qp->attr.qp_state != IBV_QPS_SQD))
 		return false;
 	if (wq->cur != wq->tail)
@@ -496,6 +507,7 @@ void rn_wire_requester_start(struct rn_wire_qp *wq)
 	wq->implied_nak = false;
 	wq->retry_left = qp->attr.retry_cnt;
 	wq->rnr_left = qp->attr.rnr_retry;
+	rn_wire_cc_reset(wq);
 }
 
 /* The QP left RTS/SQD for good: what was started is flushed by the SQ. */
@@ -505,6 +517,7 @@ void rn_wire_requester_stop(struct rn_wire_qp *wq)
 
 	rn_timer_cancel(ts, &wq->retrans_timer);
 	rn_timer_cancel(ts, &wq->rnr_timer);
+	rn_wire_cc_reset(wq);
 	wq->head = wq->cur = wq->tail = 0;
 	wq->rd_atomic = 0;
 	wq->rnr_wait = false;

@@ -15,6 +15,7 @@
  *                ACK/NAK, READ responses, atomic ACKs; duplicates and the
  *                READ/atomic replay resources
  *   datagram.c   UD on the wire
+ *   congestion.c ECN marks -> CNPs -> a paced requester (DCQCN's shape)
  *
  * packet.c and icrc.c are the codec all of them share.  Everything here
  * runs on ringnicd's one thread.
@@ -35,6 +36,33 @@
 #define RN_WIRE_ACKREQ_EVERY 64u
 /* Bytes a packet buffer holds: the largest IB MTU and every header. */
 #define RN_WIRE_PKT_MAX (4096 + 64 + RN_PKT_ICRC_BYTES)
+
+/* The ECN field of the IP header (the low 2 bits of TOS / traffic class). */
+#define RN_WIRE_ECN_MASK 3u
+#define RN_WIRE_ECN_ECT0 2u
+#define RN_WIRE_ECN_CE 3u
+
+/* Congestion control state of a QP (congestion.c). */
+struct rn_wire_cc {
+	/* reaction point: Rc (0: unlimited), Rt, where limiting ends */
+	uint64_t rate; /* bytes per second */
+	uint64_t target;
+	uint64_t line;
+	uint32_t alpha; /* in 1/1024 */
+	uint32_t stage; /* periods since the last cut */
+	bool cut_in_period; /* a CNP came in this period */
+	uint64_t last_cut; /* ns */
+	uint64_t next_send; /* the pacer: ns the next packet may leave */
+	bool paced; /* waits for pace_timer */
+	struct rn_timer period_timer;
+	struct rn_timer pace_timer;
+	/* the unlimited sending rate, measured */
+	uint64_t meter_start;
+	uint64_t meter_bytes;
+	uint64_t measured;
+	/* notification point: when the last CNP went to the peer */
+	uint64_t cnp_sent;
+};
 
 /* Where packets of a QP go and must come from. */
 struct rn_wire_peer {
@@ -128,6 +156,8 @@ struct rn_wire_qp {
 
 	struct rn_list work_link; /* on the device's list of replying QPs */
 	bool on_work;
+
+	struct rn_wire_cc cc;
 };
 
 /* One of the port's UDP sockets: GID table entry 'gid_index'. */
@@ -149,6 +179,7 @@ struct rn_wire_sock {
 struct rn_wire_tx {
 	uint8_t buf[RN_WIRE_PKT_MAX];
 	size_t len;
+	bool not_ect; /* leaves with ECN 0, not the socket's ECT(0) */
 	union {
 		struct sockaddr_in v4;
 		struct sockaddr_in6 v6;
@@ -233,6 +264,18 @@ bool rn_wire_complete_head(struct rn_wire_qp *wq, enum ibv_wc_status status,
 void rn_wire_completer_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
 void rn_wire_timers_init(struct rn_wire_qp *wq);
 void rn_wire_retrans_start(struct rn_wire_qp *wq);
+
+/* congestion.c */
+void rn_wire_cc_init(struct rn_wire_qp *wq);
+void rn_wire_cc_reset(struct rn_wire_qp *wq);
+/* A packet arrived for wq: a CNP back if it is a CE-marked request. */
+void rn_wire_cc_marked(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt,
+		       uint64_t now);
+/* A CNP for wq arrived: it slows down. */
+void rn_wire_cc_cut(struct rn_wire_qp *wq, uint64_t now);
+/* The pacer: false (and the QP waits for its timer) when it must wait. */
+bool rn_wire_cc_may_send(struct rn_wire_qp *wq, uint64_t now);
+void rn_wire_cc_sent(struct rn_wire_qp *wq, uint32_t bytes, uint64_t now);
 
 /* responder.c */
 int rn_wire_responder_init(struct rn_wire_qp *wq);

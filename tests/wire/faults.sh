@@ -3,13 +3,14 @@
 # faults.sh BUILD_DIR: the two hosts (lib.sh) over a bad network, made with
 # nftables rules in host B (the host kernel has no netem): random drop at
 # 1 % and 5 % both ways and 20 % one way, a byte of payload rewritten,
-# packets duplicated.  Under each, the e2e ops group checks every byte and
-# ib_send_bw / ib_read_bw count every message: all arrive exactly once,
-# with no error completion, and the counters put each fault in its class
-# (loss: timeouts and sequence NAKs; corruption: ICRC errors; duplicates:
-# duplicate requests).  Then the link goes down under a transfer (RETRY_EXC
-# after about timeout x (retry_cnt + 1)) and a peer's ringnicd is killed
-# (its peer times out, the survivor works on).
+# packets duplicated, ECN CE set.  Under each, the e2e ops group checks
+# every byte and ib_send_bw / ib_read_bw count every message: all arrive
+# exactly once, with no error completion, and the counters put each fault
+# in its class (loss: timeouts and sequence NAKs; corruption: ICRC errors;
+# duplicates: duplicate requests; CE: CNPs sent and acted on).  Then the
+# link goes down under a transfer (RETRY_EXC after about timeout x
+# (retry_cnt + 1)) and a peer's ringnicd is killed (its peer times out,
+# the survivor works on).
 set -u
 . "$(dirname "$0")/lib.sh"
 wire_hosts "$@"
@@ -41,7 +42,9 @@ snapshot() {
 	local dev c
 	for dev in ringnic0 ringnic1; do
 		for c in rx_icrc_errors duplicate_request out_of_seq_request \
-			local_ack_timeout_err rcvd_seq_err retry_exceeded_err; do
+			local_ack_timeout_err rcvd_seq_err retry_exceeded_err \
+			np_ecn_marked_roce_packets np_cnp_sent rp_cnp_handled \
+			rp_cnp_ignored; do
 			before[$dev.$c]=$(counter $dev $c)
 		done
 	done
@@ -98,6 +101,14 @@ fault "corrupt 3 %" "udp length > 200 numgen random mod 100 < 3 @th,800,8 set 0x
 	up:ringnic1:rx_icrc_errors zero:ringnic0:rx_icrc_errors
 fault "duplicate 5 %" "" "numgen random mod 100 < 5 dup to 198.18.0.1" \
 	up:ringnic0:duplicate_request zero:ringnic0:rx_icrc_errors
+# Congestion marked both ways (ECN CE): each responder answers with CNPs
+# and each requester slows down for them; nothing is lost.
+cnp='up:ringnic0:np_ecn_marked_roce_packets up:ringnic1:np_ecn_marked_roce_packets
+	up:ringnic0:np_cnp_sent up:ringnic1:np_cnp_sent
+	up:ringnic0:rp_cnp_handled up:ringnic1:rp_cnp_handled
+	zero:ringnic0:rp_cnp_ignored zero:ringnic1:rp_cnp_ignored'
+fault "ECN CE 10 %" "numgen random mod 100 < 10 ip ecn set ce" \
+	"numgen random mod 100 < 10 ip ecn set ce" $lost $cnp
 rules "" ""
 
 # The link down under ib_write_bw: the client (host B) gives up with
