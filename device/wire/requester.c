@@ -471,7 +471,11 @@ void rn_wire_requester_rewind(struct rn_wire_qp *wq, uint32_t psn)
 {
 	int64_t i = rn_wire_send_of(wq, psn);
 
-	wq->noack = 0;
+	/* The first packet sent again asks for its ACK: one that arrives
+	 * is progress at once (retry_cnt starts over), however much of the
+	 * rest is lost again.
+	 */
+	wq->noack = RN_WIRE_ACKREQ_EVERY - 1;
 	if (i < 0) {
 		/* Past every started WQE: nothing of theirs to send. */
 		wq->cur = wq->tail;
