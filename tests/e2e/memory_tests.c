@@ -47,16 +47,34 @@ static struct ibv_mr *reg_mr_at(struct ibv_pd *pd, void *addr, size_t len,
 	return mr;
 }
 
+/*
+ * Fresh pages, far below where the kernel places mappings (top-down from
+ * near the top of the address space): a hole a test punches in them stays
+ * a hole, whatever the process maps meanwhile (a recovered QP's rings,
+ * ASan's allocator), until the test maps it again.
+ */
 static uint8_t *map_pages(size_t len)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static uintptr_t next = 0x3f0000000000;
+	unsigned int tries;
 
-	if (p == MAP_FAILED) {
-		FAIL("mmap(%zu): %s", len, strerror(errno));
-		return NULL;
+	for (tries = 0; tries < 64; tries++) {
+		void *want = (void *)next;
+		void *p = mmap(want, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			       -1, 0);
+
+		/* Regions a megabyte apart: holes never touch a neighbour. */
+		next += (len + (2 << 20)) & ~(uintptr_t)((1 << 20) - 1);
+		if (p == want)
+			return p;
+		if (p != MAP_FAILED)
+			munmap(p, len); /* a kernel that took it as a hint */
+		else if (errno != EEXIST)
+			break;
 	}
-	return p;
+	FAIL("mmap(%zu) far from other mappings: %s", len, strerror(errno));
+	return NULL;
 }
 
 /* Map (again) exactly at addr, where nothing is mapped. */
