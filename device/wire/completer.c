@@ -32,11 +32,6 @@ static bool read_or_atomic(uint8_t op)
 	return op == RN_OP_READ || op == RN_OP_CMP_SWAP || op == RN_OP_FETCH_ADD;
 }
 
-static struct rn_device *dev_of(const struct rn_wire_qp *wq)
-{
-	return wq->qp->client->dev;
-}
-
 static struct rn_wire_send *head_send(struct rn_wire_qp *wq)
 {
 	return wq->head == wq->tail ? NULL :
@@ -62,13 +57,13 @@ void rn_wire_retrans_start(struct rn_wire_qp *wq)
 
 	if (t == UINT64_MAX || rn_timer_armed(&wq->retrans_timer))
 		return;
-	rn_timer_arm(&dev_of(wq)->timers, &wq->retrans_timer, rn_now_ns() + t);
+	rn_timer_arm(&rn_wire_dev(wq)->timers, &wq->retrans_timer, rn_now_ns() + t);
 }
 
 /* Progress: the timer runs again from now, or stops if all is answered. */
 static void progress(struct rn_wire_qp *wq)
 {
-	struct rn_timers *ts = &dev_of(wq)->timers;
+	struct rn_timers *ts = &rn_wire_dev(wq)->timers;
 	uint64_t t = rn_ack_timeout_ns(wq->qp->attr.timeout);
 
 	wq->retry_left = wq->qp->attr.retry_cnt;
@@ -251,8 +246,8 @@ static void nak(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 		}
 		rn_wire_requester_rewind(wq, psn);
 		wq->rnr_wait = true;
-		rn_timer_cancel(&dev_of(wq)->timers, &wq->retrans_timer);
-		rn_timer_arm(&dev_of(wq)->timers, &wq->rnr_timer,
+		rn_timer_cancel(&rn_wire_dev(wq)->timers, &wq->retrans_timer);
+		rn_timer_arm(&rn_wire_dev(wq)->timers, &wq->rnr_timer,
 			     rn_now_ns() + rn_rnr_timer_ns(value));
 		return;
 	}

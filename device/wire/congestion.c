@@ -49,22 +49,12 @@
 /* A QP paced before any full window: assumed to send at 10 Gbit/s. */
 #define RN_CC_DEFAULT_LINE (10000000000ull / 8)
 
-static struct rn_device *dev_of(const struct rn_wire_qp *wq)
-{
-	return wq->qp->client->dev;
-}
-
-static void count(struct rn_device *dev, enum rn_counter c)
-{
-	dev->port.counters[c]++;
-}
-
 /* ---- notification point -------------------------------------------------------- */
 
 void rn_wire_cc_marked(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt,
 		       uint64_t now)
 {
-	struct rn_device *dev = dev_of(wq);
+	struct rn_device *dev = rn_wire_dev(wq);
 	struct rn_pkt cnp = {
 		.opcode = RN_PKT_OPCODE_CNP,
 		.becn = true,
@@ -74,19 +64,19 @@ void rn_wire_cc_marked(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt,
 	if ((pkt->tos & RN_WIRE_ECN_MASK) != RN_WIRE_ECN_CE ||
 	    !(pkt->op->flags & RN_PKT_F_REQ))
 		return;
-	count(dev, RN_CNT_ECN_MARKED);
+	rn_wire_count(dev, RN_CNT_ECN_MARKED);
 	if (wq->cc.cnp_sent && now - wq->cc.cnp_sent < RN_CC_CNP_GAP_NS)
 		return;
 	wq->cc.cnp_sent = now;
 	rn_wire_send(dev, &wq->peer, &cnp, NULL, NULL);
-	count(dev, RN_CNT_CNP_SENT);
+	rn_wire_count(dev, RN_CNT_CNP_SENT);
 }
 
 /* ---- reaction point ----------------------------------------------------------- */
 
 static void unlimit(struct rn_wire_qp *wq)
 {
-	struct rn_timers *ts = &dev_of(wq)->timers;
+	struct rn_timers *ts = &rn_wire_dev(wq)->timers;
 
 	rn_timer_cancel(ts, &wq->cc.period_timer);
 	rn_timer_cancel(ts, &wq->cc.pace_timer);
@@ -128,7 +118,7 @@ static void period_over(struct rn_timer *t, uint64_t now)
 			return;
 		}
 	}
-	rn_timer_arm(&dev_of(wq)->timers, t, now + RN_CC_PERIOD_NS);
+	rn_timer_arm(&rn_wire_dev(wq)->timers, t, now + RN_CC_PERIOD_NS);
 }
 
 static void pace_over(struct rn_timer *t, uint64_t now)
@@ -180,7 +170,7 @@ void rn_wire_cc_cut(struct rn_wire_qp *wq, uint64_t now)
 		cc->rate = cc->line;
 		cc->alpha = RN_CC_ONE;
 		cc->next_send = now;
-		rn_timer_arm(&dev_of(wq)->timers, &cc->period_timer,
+		rn_timer_arm(&rn_wire_dev(wq)->timers, &cc->period_timer,
 			     now + RN_CC_PERIOD_NS);
 	}
 	cc->target = cc->rate;
@@ -203,7 +193,7 @@ bool rn_wire_cc_may_send(struct rn_wire_qp *wq, uint64_t now)
 	if (cc->next_send <= now)
 		return true;
 	cc->paced = true;
-	rn_timer_arm(&dev_of(wq)->timers, &cc->pace_timer, cc->next_send);
+	rn_timer_arm(&rn_wire_dev(wq)->timers, &cc->pace_timer, cc->next_send);
 	return false;
 }
 

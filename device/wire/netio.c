@@ -35,11 +35,6 @@
 /* Receive batches one pass takes from each socket before other work. */
 #define RN_WIRE_RX_ROUNDS 4
 
-static void count(struct rn_device *dev, enum rn_counter c)
-{
-	dev->port.counters[c]++;
-}
-
 int rn_wire_init(struct rn_device *dev)
 {
 	struct rn_wire *w = calloc(1, sizeof(*w));
@@ -267,7 +262,7 @@ void rn_wire_flush(struct rn_device *dev)
 		/* Full buffers, no route, a message over the path MTU: this
 		 * packet is lost, as on a wire; the transport recovers it.
 		 */
-		count(dev, RN_CNT_SEND_ERR);
+		rn_wire_count(dev, RN_CNT_SEND_ERR);
 		done++;
 	}
 	w->ntx = 0;
@@ -293,7 +288,7 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 	enum rn_dma_status st;
 
 	if (s->fd < 0 || s->family != peer->family) {
-		count(dev, RN_CNT_NO_ROUTE);
+		rn_wire_count(dev, RN_CNT_NO_ROUTE);
 		return RN_DMA_OK;
 	}
 	if (w->ntx && (w->tx_sock != (int)si || w->ntx == RN_WIRE_TX_BATCH))
@@ -338,7 +333,7 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 	}
 	w->tx_sock = si;
 	w->ntx++;
-	count(dev, RN_CNT_SENT_PKTS);
+	rn_wire_count(dev, RN_CNT_SENT_PKTS);
 	return RN_DMA_OK;
 }
 
@@ -441,10 +436,10 @@ static void cnp_received(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 	struct rn_wire_qp *wq = qp ? qp->wire : NULL;
 
 	if (!wq || !wq->sends || !rn_wire_peer_is(&wq->peer, pkt)) {
-		count(dev, RN_CNT_CNP_IGNORED);
+		rn_wire_count(dev, RN_CNT_CNP_IGNORED);
 		return;
 	}
-	count(dev, RN_CNT_CNP_HANDLED);
+	rn_wire_count(dev, RN_CNT_CNP_HANDLED);
 	rn_wire_cc_cut(wq, rn_now_ns());
 }
 
@@ -464,7 +459,7 @@ static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 	}
 	wq = connected_qp(dev, pkt);
 	if (!wq) {
-		count(dev, RN_CNT_NO_QP);
+		rn_wire_count(dev, RN_CNT_NO_QP);
 		return;
 	}
 	if (pkt->tos & RN_WIRE_ECN_MASK)
@@ -488,23 +483,23 @@ static void receive(struct rn_device *dev, struct rn_wire_sock *s,
 
 	if (m->msg_hdr.msg_flags & MSG_TRUNC || m->msg_hdr.msg_namelen == 0 ||
 	    pkt.from->sa_family != s->family) {
-		count(dev, RN_CNT_RX_MALFORMED);
+		rn_wire_count(dev, RN_CNT_RX_MALFORMED);
 		return;
 	}
 	st = rn_pkt_parse(rx->buf, len, &pkt.p);
 	if (st) {
-		count(dev, RN_CNT_RX_MALFORMED);
+		rn_wire_count(dev, RN_CNT_RX_MALFORMED);
 		return;
 	}
 	st = check_icrc(dev->wire, &pkt, rx->buf, len);
 	if (st) {
-		count(dev, RN_CNT_RX_ICRC);
+		rn_wire_count(dev, RN_CNT_RX_ICRC);
 		return;
 	}
 	pkt.op = rn_pkt_op(pkt.p.opcode);
 	pkt.udp_len = 8 + len;
 	read_cmsgs(&m->msg_hdr, &pkt);
-	count(dev, RN_CNT_RCVD_PKTS);
+	rn_wire_count(dev, RN_CNT_RCVD_PKTS);
 	dispatch(dev, &pkt);
 }
 

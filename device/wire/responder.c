@@ -43,11 +43,6 @@
 /* READ response packets one QP sends before the next QP's turn. */
 #define RN_WIRE_REPLY_BUDGET 32
 
-static struct rn_device *dev_of(const struct rn_wire_qp *wq)
-{
-	return wq->qp->client->dev;
-}
-
 static bool reliable(const struct rn_wire_qp *wq)
 {
 	return wq->transport != RN_PKT_UC;
@@ -92,7 +87,7 @@ static void send_aeth(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 		.aeth = { syndrome, wq->msn },
 	};
 
-	rn_wire_send(dev_of(wq), &wq->peer, &p, NULL, NULL);
+	rn_wire_send(rn_wire_dev(wq), &wq->peer, &p, NULL, NULL);
 }
 
 /*
@@ -113,7 +108,7 @@ static void answer(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 			return;
 	} else {
 		wq->ack_pending = true;
-		rn_list_add_tail(&dev_of(wq)->wire->acks, &wq->ack_link);
+		rn_list_add_tail(&rn_wire_dev(wq)->wire->acks, &wq->ack_link);
 	}
 	wq->ack_syndrome = syndrome;
 	wq->ack_psn = psn;
@@ -445,7 +440,7 @@ static void reply(struct rn_wire_qp *wq, struct rn_wire_res *res, uint32_t psn)
 	}
 	if (!wq->on_work) {
 		wq->on_work = true;
-		rn_list_add_tail(&dev_of(wq)->wire->work, &wq->work_link);
+		rn_list_add_tail(&rn_wire_dev(wq)->wire->work, &wq->work_link);
 	}
 }
 
@@ -761,13 +756,13 @@ static unsigned int send_responses(struct rn_wire_qp *wq,
 		if (res->kind == RN_PKT_K_ATOMIC) {
 			p.opcode = wq->transport | RN_PKT_OP_ATOMIC_ACK;
 			p.atomic_ack = res->orig;
-			rn_wire_send(dev_of(wq), &wq->peer, &p, NULL, NULL);
+			rn_wire_send(rn_wire_dev(wq), &wq->peer, &p, NULL, NULL);
 		} else {
 			p.opcode = read_opcode(wq, res, i);
 			p.payload_len = res->len - src.off < wq->mtu ?
 						(uint32_t)(res->len - src.off) :
 						wq->mtu;
-			switch (rn_wire_send(dev_of(wq), &wq->peer, &p,
+			switch (rn_wire_send(rn_wire_dev(wq), &wq->peer, &p,
 					     fill_read, &src)) {
 			case RN_DMA_OK:
 				break;

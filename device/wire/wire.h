@@ -226,6 +226,18 @@ struct rn_wire_pkt {
 	size_t udp_len; /* UDP header, BTH .. ICRC */
 };
 
+/* The device a wire QP belongs to. */
+static inline struct rn_device *rn_wire_dev(const struct rn_wire_qp *wq)
+{
+	return wq->qp->client->dev;
+}
+
+/* One more of the port's counter c (per-QP ones: rn_count_qp). */
+static inline void rn_wire_count(struct rn_device *dev, enum rn_counter c)
+{
+	dev->port.counters[c]++;
+}
+
 /* netio.c */
 socklen_t rn_wire_gid_addr(const struct rn_device *dev, const uint8_t *gid,
 			   struct sockaddr_in6 *v6, struct sockaddr_in *v4);
