@@ -407,12 +407,15 @@ static void run(struct rn_device *dev)
 			sched_yield();
 			continue;
 		}
+		/* Before the next timer is read: a change within the rewrite
+		 * period arms the counters' timer, which the sleep must see.
+		 */
+		rn_publish_counters(dev);
 		next = rn_engine_next_timer(dev);
 		if (next <= now) {
 			service(dev, 0);
 			continue;
 		}
-		rn_publish_counters(dev);
 		if (!rn_engine_sleep_prepare(dev))
 			continue;
 		service(dev, next == UINT64_MAX ? UINT64_MAX : next - now);
