@@ -166,6 +166,7 @@ struct rn_wire_sock {
 	sa_family_t family;
 	uint8_t gid_index;
 	uint32_t qps; /* connected QPs sending from it: every pass reads it */
+	bool gso; /* the kernel takes UDP_SEGMENT runs on it (netio.c) */
 	union {
 		struct sockaddr_in v4;
 		struct sockaddr_in6 v6;
@@ -179,6 +180,10 @@ struct rn_wire_sock {
 struct rn_wire_tx {
 	uint8_t buf[RN_WIRE_PKT_MAX];
 	size_t len;
+	/* Its place in a run of packets sent as one UDP GSO datagram (0: the
+	 * first, or alone), which is the IPv4 ID the kernel gives it.
+	 */
+	uint16_t seg;
 	bool not_ect; /* leaves with ECN 0, not the socket's ECT(0) */
 	union {
 		struct sockaddr_in v4;
