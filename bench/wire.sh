@@ -7,12 +7,18 @@
 #
 #   wire    perftest's server in one namespace, its client in the other:
 #           ib_write_bw over SIZES (64 B .. 64 KiB), ib_write_bw 64 B with
-#           --post_list 32, ib_read_bw and ib_send_bw 64 KiB, ib_write_lat 8 B
+#           --post_list 32, ib_read_bw and ib_send_bw 64 KiB, ib_write_lat 8 B;
+#           and with completion events (-e: the applications sleep instead
+#           of polling) ib_send_bw 64 KiB and ib_send_lat 8 B
 #   local   the same points with both ends on one ringnicd (shared memory)
 #   udp     rn_bench_udp (bench/udp_pump.c) across the same pair: datagrams
 #           of 64 B .. 16 KiB with sendmmsg, and with UDP GSO where the MTU
 #           allows it, counted by a recvmmsg receiver; 8-byte ping-pong,
 #           blocking and busy-polling
+#   wake    rn_bench_ref wake: what one process waking another costs on
+#           this machine, on one CPU, across two idle CPUs and across two
+#           CPUs each busy with a polling process (perftest polls, so the
+#           hops between the devices and the applications wait on that)
 #
 # Beside each ringnic point: ringnicd's CPU (both devices, from
 # /proc/PID/task/*/schedstat over the whole perftest run) as cycles at the
@@ -78,8 +84,10 @@ pair() {
 # ringnicd's CPU and counters around it; prints and records it.
 point() {
 	local path=$1 tool=$2 size=$3 pl=$4 c0 c1 d0 d1 n0 n1 a0 a1
-	local mpps='' mbps='' lat='' msgs cpu cyc_msg cyc_byte
+	local mpps='' mbps='' lat='' msgs cpu cyc_msg cyc_byte test=$2
 	shift 4
+	# With completion events: a test of its own in the CSV.
+	case " $* " in *" -e "*) test=${tool}_events ;; esac
 	c0=$(counters 0) c1=$(counters 1) n0=$(cpu_ns 0) n1=$(cpu_ns 1)
 	if [ "$path" = wire ]; then
 		pair 0 1 "$tool" -s "$size" "$@"
@@ -104,12 +112,12 @@ point() {
 	if [ -n "$lat" ]; then
 		cyc_byte=''
 		printf "%-5s %-12s %6s B        %8s us typical         | ringnicd %s cycles/round trip" \
-			"$path" "$tool" "$size" "$lat" "$cyc_msg"
+			"$path" "$test" "$size" "$lat" "$cyc_msg"
 	else
 		cyc_byte=$(awk -v c="$cyc_msg" -v s="$size" \
 			'BEGIN { printf "%.2f", c / s }')
 		printf "%-5s %-12s %6s B pl %-2s  %8s Mpps %8s MB/s | ringnicd %s cycles/msg, %s cycles/B" \
-			"$path" "$tool" "$size" "$pl" "$mpps" "$mbps" "$cyc_msg" \
+			"$path" "$test" "$size" "$pl" "$mpps" "$mbps" "$cyc_msg" \
 			"$cyc_byte"
 	fi
 	printf " (CPU: a %d ms, b %d ms)\n" $(((a0 - n0) / 1000000)) \
@@ -117,7 +125,7 @@ point() {
 	printf "      counters host %s: %s\n" "${host[0]}" "${d0:-none}"
 	[ "$path" = local ] ||
 		printf "      counters host %s: %s\n" "${host[1]}" "${d1:-none}"
-	echo "$path,$tool,$size,$pl,$mpps,$mbps,$lat,$cyc_msg,$cyc_byte,$(sum_of "$d0 $d1" local_ack_timeout_err),$(sum_of "$d0 $d1" out_of_seq_request),$(sum_of "$d0 $d1" duplicate_request)," >>"$csv"
+	echo "$path,$test,$size,$pl,$mpps,$mbps,$lat,$cyc_msg,$cyc_byte,$(sum_of "$d0 $d1" local_ack_timeout_err),$(sum_of "$d0 $d1" out_of_seq_request),$(sum_of "$d0 $d1" duplicate_request)," >>"$csv"
 }
 
 echo "two hosts: ${addr[0]} <-veth MTU $mtu-> ${addr[1]}; ringnic active_mtu $ib_mtu; cycles at $mhz MHz (/proc/cpuinfo)"
@@ -129,6 +137,9 @@ for path in wire local; do
 	point $path ib_read_bw 65536 1 -D "$seconds"
 	point $path ib_send_bw 65536 1 -D "$seconds"
 	point $path ib_write_lat 8 1 -n "$lat_iters"
+	# perftest's duration mode does not take -e: a count of messages.
+	point $path ib_send_bw 65536 1 -e -n $((seconds * 2500))
+	point $path ib_send_lat 8 1 -e -n "$lat_iters"
 done
 
 # ---- the link's own UDP ceiling -----------------------------------------------
@@ -187,6 +198,14 @@ udp udp_gso_gro "$ib_mtu" -g
 pingpong blocking
 pingpong busy -b
 
+# ---- the machine's wake-up floor ----------------------------------------------
+
+rn_bench_ref wake | while read -r name value unit; do
+	printf "%-20s %8s %s (one wake-up: half a pipe round trip, median)\n" \
+		"$name" "$value" "$unit"
+	echo "wake,$name,,,,,$value,,,,,," >>"$csv"
+done
+
 # ---- ratios -------------------------------------------------------------------
 
 # get PATH TEST SIZE POST_LIST COLUMN
@@ -225,8 +244,15 @@ ratio wire_write_lat_to_udp_pingpong_blocking "$wlat" \
 	"$(get udp_pingpong blocking 8 "" lat_us)"
 ratio wire_write_lat_to_udp_pingpong_busy "$wlat" \
 	"$(get udp_pingpong busy 8 "" lat_us)"
+ratio wire_write_lat_to_wake_cross_cpu_busy "$wlat" \
+	"$(get wake wake_cross_cpu_busy "" "" lat_us)"
+ratio wire_send_lat_events_to_udp_pingpong_blocking \
+	"$(get wire ib_send_lat_events 8 1 lat_us)" \
+	"$(get udp_pingpong blocking 8 "" lat_us)"
 ratio wire_read_to_write_64KiB "$(get wire ib_read_bw 65536 1 mbps)" "$wbw"
 ratio wire_send_to_write_64KiB "$(get wire ib_send_bw 65536 1 mbps)" "$wbw"
+ratio wire_send_events_to_write_64KiB \
+	"$(get wire ib_send_bw_events 65536 1 mbps)" "$wbw"
 ratio wire_to_local_write_64KiB "$wbw" "$(get local ib_write_bw 65536 1 mbps)"
 ratio wire_to_local_write_64B_pl32 "$(get wire ib_write_bw 64 32 mpps)" \
 	"$(get local ib_write_bw 64 32 mpps)"
@@ -244,8 +270,13 @@ series udp '$1 == "udp"'
 series gso '$1 == "udp_gso"'
 series read '$1 == "wire" && $2 == "ib_read_bw"'
 series send '$1 == "wire" && $2 == "ib_send_bw"'
-awk -F, '$2 == "ib_write_lat" { printf "\"ringnic %s\",%s\n", $1, $7 }
-	$1 == "udp_pingpong" { printf "\"UDP ping-pong %s\",%s\n", $2, $7 }' \
+series send_events '$1 == "wire" && $2 == "ib_send_bw_events"'
+# Short labels: the latency panel is narrow.
+awk -F, '$2 ~ /_lat/ { t = $2; sub(/^ib_/, "", t); sub(/_events$/, " -e", t)
+		printf "\"%s %s\",%s\n", $1, t, $7 }
+	$1 == "udp_pingpong" { printf "\"UDP %s\",%s\n", $2, $7 }
+	$1 == "wake" { t = $2; sub(/^wake_/, "wake ", t); gsub(/_/, " ", t)
+		printf "\"%s\",%s\n", t, $7 }' \
 	"$csv" >"$work/lat.dat"
 
 gnuplot <<GP
@@ -276,16 +307,19 @@ plot "$work/wire.dat" using 3:6 with linespoints lw 2 title "ringnic wire ib_wri
 	"$work/udp.dat" using 3:6 with linespoints dt 2 title "UDP sendmmsg", \
 	"$work/gso.dat" using 3:6 with linespoints dt 2 title "UDP GSO", \
 	"$work/read.dat" using 3:6 with points pt 9 ps 1.5 title "ringnic wire ib_read_bw", \
-	"$work/send.dat" using 3:6 with points pt 11 ps 1.5 title "ringnic wire ib_send_bw"
+	"$work/send.dat" using 3:6 with points pt 11 ps 1.5 title "ringnic wire ib_send_bw", \
+	"$work/send_events.dat" using 3:6 with points pt 13 ps 1.5 title "ringnic wire ib_send_bw -e"
 unset logscale
 unset format x
-set xtics rotate by -20
+set xtics rotate by 90 right font ",8"
+set bmargin 9
 set xlabel ""
-set ylabel "us (median)"
-set title "latency, 8 B"
+set ylabel "us (typical / median)"
+set title "latency, 8 B (log scale)"
 set style fill solid 0.5
 set boxwidth 0.6
-set yrange [0:*]
+set logscale y
+set yrange [1:*]
 plot "$work/lat.dat" using 0:2:xtic(1) with boxes notitle, \
 	"" using 0:2:(sprintf("%.1f", \$2)) with labels offset char 0,0.7 notitle
 unset multiplot
