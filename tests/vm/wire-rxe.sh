@@ -31,13 +31,18 @@
 #   kernel  ringnic0 (kernel mode) <-> rxe0 and ringnic0 <-> rnw0, both
 #           ways: the pingpong over IPv4 and IPv6, WRITE, READ and atomics
 #           over IPv4
+#   nogso   rnw0's veth with transmit checksum offload off, where 6.1
+#           refuses UDP GSO (EIO): ringnicd must say so and send packet by
+#           packet, each ICRC sealed for the IPv4 ID it now leaves with,
+#           which rxe checks: 64 KiB ib_write_bw and ib_read_bw (rnw0
+#           sends the runs of packets) and ibv_rc_pingpong -c against rxe0
 # Prints one line per step (and the retry counters a step moved); exits
 # with the number of failed steps.
 set -u
 build=$1
 ko=${2:-}
 shift 2 2>/dev/null || shift $#
-groups=${*:-user netem kernel}
+groups=${*:-user netem kernel nogso}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 export RDMAV_DRIVERS=$build/lib/libringnic
 export PATH="$build/bin:$PATH"
@@ -302,6 +307,21 @@ if [[ " $groups " == *" kernel "* ]]; then
 			done
 		done
 	done
+fi
+
+if [[ " $groups " == *" nogso "* ]]; then
+	# Last: the refusal turns GSO off for good on rnw0's socket.
+	step "vrn without transmit checksum offload" \
+		ip netns exec rn ethtool -K vrn tx off
+	# rnw0 sends the data: the client of WRITE, the server of READ.
+	step "rxe->rn IPv4 no GSO ib_write_bw 64 KiB" pair perftest-bw rxe rn 4 \
+		ib_write_bw -n 200 -s 65536
+	step "rn->rxe IPv4 no GSO ib_read_bw 64 KiB" pair perftest-bw rn rxe 4 \
+		ib_read_bw -n 200 -s 65536
+	step "rn->rxe IPv4 no GSO ibv_rc_pingpong -s 65536 -c" pair pingpong \
+		rn rxe 4 ibv_rc_pingpong -n 100 -s 65536 -c
+	step "ringnicd said GSO was refused" grep -q \
+		"refuses UDP GSO on this route" $logs/ringnicd-user.log
 fi
 
 step "every ringnicd still runs" kill -0 "${daemons[@]}"
