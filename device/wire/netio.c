@@ -382,7 +382,9 @@ void rn_wire_flush(struct rn_device *dev)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (nseg[done] > 1 && errno == EIO) {
-			rn_info("wire: the kernel refuses UDP GSO on this route: packets leave one by one\n");
+			/* Once: runs already in this batch fail the same way. */
+			if (s->gso)
+				rn_info("wire: the kernel refuses UDP GSO on this route: packets leave one by one\n");
 			s->gso = false;
 			send_singly(dev, s, &w->tx[first[done]], nseg[done]);
 		} else {
