@@ -5,11 +5,13 @@
  * parameters below, which are ringnic's own (a software port's timers are
  * coarser than a NIC's):
  *
- *   notification point (the responder): a request that arrives CE-marked
- *   is counted, and the QP it came from is sent a CNP (opcode 0x81, BECN
- *   set, 16 reserved bytes), at most one per QP per RN_CC_CNP_GAP_NS;
+ *   notification point (where the data arrives): a request, or a READ
+ *   response, that arrives CE-marked is counted, and the QP it came from
+ *   is sent a CNP (opcode 0x81, BECN set, 16 reserved bytes), at most one
+ *   per QP per RN_CC_CNP_GAP_NS;
  *
- *   reaction point (the requester): a QP starts unlimited.  Its first CNP
+ *   reaction point (the QP that sends the data: requests, and READ
+ *   responses, share one rate per QP): a QP starts unlimited.  Its first CNP
  *   starts pacing at the rate it was measured sending at (the "line" rate,
  *   where limiting ends again).  Each CNP, at most one per RN_CC_CUT_GAP_NS,
  *   sets the target rate Rt to the current rate Rc and cuts Rc by alpha/2;
@@ -21,8 +23,8 @@
  *   unlimited again.  DCQCN's byte counter is not used: the period timer
  *   alone drives recovery.
  *
- * Only the requester's packets are paced; READ responses and ACKs are not,
- * and CE marks on them make no CNP.  rxe 6.1 neither marks nor sends CNPs
+ * ACKs and atomic ACKs are not paced (they only keep their place behind
+ * a held QP's READ responses), and CE marks on them make no CNP.  rxe 6.1 neither marks nor sends CNPs
  * (ROCE.md 2.6), and drops the CNPs it gets: against rxe none of this acts.
  */
 #include "wire/wire.h"
@@ -62,7 +64,8 @@ void rn_wire_cc_marked(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt,
 	};
 
 	if ((pkt->tos & RN_WIRE_ECN_MASK) != RN_WIRE_ECN_CE ||
-	    !(pkt->op->flags & RN_PKT_F_REQ))
+	    (!(pkt->op->flags & RN_PKT_F_REQ) &&
+	     pkt->op->kind != RN_PKT_K_READ_RESP))
 		return;
 	rn_wire_count(dev, RN_CNT_ECN_MARKED);
 	if (wq->cc.cnp_sent && now - wq->cc.cnp_sent < RN_CC_CNP_GAP_NS)

@@ -645,10 +645,22 @@ static int receive_batch(struct rn_device *dev, struct rn_wire_sock *s)
 	return n;
 }
 
-/* Work the transport has without waiting for a packet or a timer. */
+/*
+ * Work the transport has without waiting for a packet or a timer: READ
+ * responses or atomic ACKs of a QP the pacer does not hold.
+ */
 bool rn_wire_pending(const struct rn_device *dev)
 {
-	return !rn_list_empty(&dev->wire->work);
+	struct rn_list *pos, *tmp;
+
+	rn_list_for_each_safe(pos, tmp, &dev->wire->work) {
+		const struct rn_wire_qp *wq =
+			rn_container_of(pos, struct rn_wire_qp, work_link);
+
+		if (!wq->cc.paced)
+			return true;
+	}
+	return false;
 }
 
 /* Take what arrived on socket s (a few batches at most). */

@@ -740,7 +740,8 @@ static enum rn_dma_status fill_read(void *arg, uint8_t *dst, uint32_t len)
 
 /* Send up to budget responses of res; returns how many went. */
 static unsigned int send_responses(struct rn_wire_qp *wq,
-				   struct rn_wire_res *res, unsigned int budget)
+				   struct rn_wire_res *res, unsigned int budget,
+				   uint64_t now)
 {
 	unsigned int sent = 0;
 
@@ -758,6 +759,9 @@ static unsigned int send_responses(struct rn_wire_qp *wq,
 			p.atomic_ack = res->orig;
 			rn_wire_send(rn_wire_dev(wq), &wq->peer, &p, NULL, NULL);
 		} else {
+			/* READ data is paced as a requester's (congestion.c). */
+			if (!rn_wire_cc_may_send(wq, now))
+				return sent;
 			p.opcode = read_opcode(wq, res, i);
 			p.payload_len = res->len - src.off < wq->mtu ?
 						(uint32_t)(res->len - src.off) :
@@ -774,6 +778,9 @@ static unsigned int send_responses(struct rn_wire_qp *wq,
 				refuse(wq, RN_PKT_NAK_REM_ACCESS, res->next_psn);
 				return sent;
 			}
+			rn_wire_cc_sent(wq, (uint32_t)rn_pkt_len(p.opcode,
+								 p.payload_len),
+					now);
 		}
 		sent++;
 		res->next_psn = rn_pkt_psn_add(res->next_psn, 1);
@@ -788,13 +795,14 @@ static unsigned int send_responses(struct rn_wire_qp *wq,
 /* The QP's turn at sending responses, oldest resource first. */
 static bool responder_run(struct rn_wire_qp *wq, unsigned int budget)
 {
+	uint64_t now = rn_now_ns();
 	unsigned int k;
 
 	for (k = 0; k < wq->nres && wq->replying && budget; k++) {
 		struct rn_wire_res *res = &wq->res[(wq->res_next + k) & (wq->nres - 1)];
 
 		if (res->replying)
-			budget -= send_responses(wq, res, budget);
+			budget -= send_responses(wq, res, budget, now);
 		if (res->replying)
 			break; /* its next turn comes first */
 		if (wq->qp->attr.qp_state == IBV_QPS_ERR)
@@ -817,6 +825,9 @@ bool rn_wire_reply(struct rn_device *dev)
 		struct rn_wire_qp *wq = rn_container_of(pos, struct rn_wire_qp,
 							 work_link);
 
+		/* Held by the pacer: its timer schedules the next turn. */
+		if (wq->cc.paced)
+			continue;
 		progress = true;
 		if (responder_run(wq, RN_WIRE_REPLY_BUDGET) && wq->on_work) {
 			wq->on_work = false;

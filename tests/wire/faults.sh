@@ -109,6 +109,28 @@ cnp='up:ringnic0:np_ecn_marked_roce_packets up:ringnic1:np_ecn_marked_roce_packe
 	zero:ringnic0:rp_cnp_ignored zero:ringnic1:rp_cnp_ignored'
 fault "ECN CE 10 %" "numgen random mod 100 < 10 ip ecn set ce" \
 	"numgen random mod 100 < 10 ip ecn set ce" $lost $cnp
+
+# READ data congested: marks on what host B receives while B only reads
+# from A.  What B gets marked is READ responses, so B's CNPs must reach
+# A's responder, which slows its responses; every READ still completes.
+rules "numgen random mod 100 < 10 ip ecn set ce" ""
+snapshot
+out=$(wire_pair perftest-bw $port \
+	ib_read_bw -d ringnic0 -x 0 -p $port -s 65536 -n 300 -u 12 -- \
+	ib_read_bw -d ringnic1 -x 0 -p $port -s 65536 -n 300 -u 12 \
+	198.18.0.1 2>&1) || { fail "ECN CE on READ responses: ib_read_bw"; echo "$out" | tail; }
+for check in up:ringnic1:np_ecn_marked_roce_packets up:ringnic1:np_cnp_sent \
+	up:ringnic0:rp_cnp_handled zero:ringnic0:rp_cnp_ignored \
+	zero:ringnic0:np_cnp_sent zero:ringnic1:retry_exceeded_err; do
+	IFS=: read -r want dev c <<<"$check"
+	n=$(delta $dev $c)
+	case $want in
+	up) [ "$n" -gt 0 ] ;;
+	zero) [ "$n" = 0 ] ;;
+	esac || fail "ECN CE on READ responses: $dev's $c went up by $n, expected $want"
+done
+echo "ECN CE on READ responses: ringnic0 $(counters ringnic0)"
+echo "ECN CE on READ responses: ringnic1 $(counters ringnic1)"
 rules "" ""
 
 # The link down under ib_write_bw: the client (host B) gives up with
