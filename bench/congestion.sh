@@ -5,16 +5,19 @@
 # hosts of wire-hosts.sh.  Host a's nftables set ECN CE on a share of the
 # RoCEv2 packets it receives, as a congested switch would:
 #
-#   timeline  ib_write_bw 64 KiB from host b to host a, a result each
-#             second; CE_PERCENT of the packets marked from second
-#             MARK_FROM to MARK_UNTIL: the rate falls, then recovers
-#   fairness  two ib_write_bw side by side, with and without the marks:
+#   timeline  64 KiB from host b to host a, a result each second;
+#             CE_PERCENT of the packets marked from second MARK_FROM to
+#             MARK_UNTIL: the rate falls, then recovers
+#   fairness  two transfers side by side, with and without the marks:
 #             each one's share of the link
 #
-# Beside each second: the CE-marked requests, the CNPs host a sent and the
+# TOOL (default ib_write_bw) moves the data: ib_write_bw's client on host
+# b writes to host a; with TOOL=ib_read_bw, host a's client reads from
+# host b, whose READ responses are what is marked and paced.
+# Beside each second: the CE-marked packets, the CNPs host a sent and the
 # CNPs host b slowed down for (hw_counters).  Writes
-# bench/results/congestion.csv and plots it into congestion.png.  Numbers,
-# never pass/fail.
+# bench/results/congestion.csv and congestion.png (congestion-TOOL.* for
+# another TOOL).  Numbers, never pass/fail.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mtu=1500
@@ -23,8 +26,14 @@ ce_percent=${CE_PERCENT:-10}
 mark_from=${MARK_FROM:-4}
 mark_until=${MARK_UNTIL:-8}
 total=${TOTAL_SECONDS:-12}
+tool=${TOOL:-ib_write_bw}
+case $tool in
+ib_write_bw) out=congestion ;;
+ib_read_bw) out=congestion-$tool ;;
+*) echo "congestion.sh: TOOL is ib_write_bw or ib_read_bw" >&2; exit 2 ;;
+esac
 mkdir -p "$here/results"
-csv=$here/results/congestion.csv
+csv=$here/results/$out.csv
 export PATH="$build/bin:$PATH"
 
 . "$here/wire-hosts.sh"
@@ -48,24 +57,31 @@ value() { # HOST COUNTER
 }
 
 bench_port=18800
-# writer PORT SECONDS ARGS...: ib_write_bw 64 KiB, server on host a,
-# client on host b, its rows (one per second with --run_infinitely) to
-# $work/writer.PORT
+# The data goes from host b to host a: the server is where it lands for
+# WRITE (host a), where it comes from for READ (host b).
+server_host=0
+[ "$tool" = ib_read_bw ] && server_host=1
+client_host=$((1 - server_host))
+# writer PORT SECONDS ARGS...: TOOL 64 KiB, its client's rows (one per
+# second with --run_infinitely) to $work/writer.PORT
 writer() {
 	local port=$1 secs=$2 server
 	shift 2
-	in_ns 0 timeout $((secs + 10)) ringnic-run ib_write_bw -x 0 -p "$port" \
-		-s 65536 "$@" >"$work/server.$port" 2>&1 &
+	in_ns $server_host timeout $((secs + 10)) ringnic-run "$tool" -x 0 \
+		-p "$port" -s 65536 "$@" >"$work/server.$port" 2>&1 &
 	server=$!
-	until in_ns 0 ss -Hltn "sport = :$port" | grep -q .; do sleep 0.05; done
-	in_ns 1 timeout "$secs" ringnic-run stdbuf -oL ib_write_bw -x 0 \
-		-p "$port" -s 65536 "$@" "${addr[0]}" >"$work/writer.$port" 2>&1 || true
+	until in_ns $server_host ss -Hltn "sport = :$port" | grep -q .; do
+		sleep 0.05
+	done
+	in_ns $client_host timeout "$secs" ringnic-run stdbuf -oL "$tool" -x 0 \
+		-p "$port" -s 65536 "$@" "${addr[$server_host]}" \
+		>"$work/writer.$port" 2>&1 || true
 	kill "$server" 2>/dev/null || true
 	wait "$server" || true
 }
 
 echo "second,ce_percent,mbps,ecn_marked,cnp_sent,cnp_handled" >"$csv"
-echo "timeline: ib_write_bw 64 KiB b -> a; CE on $ce_percent % from second $mark_from to $mark_until"
+echo "timeline: $tool 64 KiB b -> a; CE on $ce_percent % from second $mark_from to $mark_until"
 bench_port=$((bench_port + 1))
 writer $bench_port $((total + 1)) -D 1 --run_infinitely &
 writer_pid=$!
@@ -122,9 +138,9 @@ fairness "$ce_percent"
 awk -F, 'NR > 1 && $1 ~ /^[0-9]+$/' "$csv" >"$work/timeline.dat"
 gnuplot <<GP
 set terminal pngcairo size 1000,480 font ",10" noenhanced
-set output "$here/results/congestion.png"
+set output "$here/results/$out.png"
 set datafile separator ","
-set title "ringnic wire, ib_write_bw 64 KiB over a veth pair: CE on $ce_percent % of packets in seconds $((mark_from + 1))-$mark_until ($(date +%F), $(nproc) cores)"
+set title "ringnic wire, $tool 64 KiB b -> a over a veth pair: CE on $ce_percent % of packets in seconds $((mark_from + 1))-$mark_until ($(date +%F), $(nproc) cores)"
 set xlabel "second"
 set ylabel "MB/s"
 set y2label "per second"
@@ -135,9 +151,9 @@ set y2range [0:*]
 set grid
 set key top right
 set object 1 rect from $mark_from, graph 0 to $mark_until, graph 1 fc rgb "#ffe0e0" fs solid 0.5 behind
-plot "$work/timeline.dat" using 1:3 with linespoints lw 2 title "ib_write_bw MB/s", \
+plot "$work/timeline.dat" using 1:3 with linespoints lw 2 title "$tool MB/s", \
 	"" using 1:5 axes x1y2 with linespoints dt 2 title "CNPs sent (host a)", \
-	"" using 1:4 axes x1y2 with linespoints dt 3 title "CE-marked requests"
+	"" using 1:4 axes x1y2 with linespoints dt 3 title "CE-marked packets"
 GP
 echo "csv: $csv"
-echo "plot: $here/results/congestion.png"
+echo "plot: $here/results/$out.png"
