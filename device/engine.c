@@ -199,7 +199,7 @@ bool rn_engine_pass(struct rn_device *dev, uint64_t now)
 	progress |= rn_timers_run(&dev->timers, now);
 	if (dev->wire->nqps)
 		progress |= rn_wire_receive(dev);
-	progress |= rn_wire_reply(dev);
+	progress |= rn_wire_reply(dev, now);
 	rn_list_for_each_safe(pos, tmp, &dev->active) {
 		struct rn_qp *qp = rn_container_of(pos, struct rn_qp, active_link);
 

@@ -612,7 +612,7 @@ void rn_wire_addresses_changed(struct rn_device *dev);
 void rn_wire_close(struct rn_device *dev);
 bool rn_wire_receive(struct rn_device *dev);
 void rn_wire_readable(struct rn_device *dev, void *sock);
-bool rn_wire_reply(struct rn_device *dev);
+bool rn_wire_reply(struct rn_device *dev, uint64_t now);
 bool rn_wire_pending(const struct rn_device *dev);
 void rn_wire_flush(struct rn_device *dev);
 int rn_wire_qp_connect(struct rn_qp *qp);

@@ -24,8 +24,9 @@
  *   alone drives recovery.
  *
  * ACKs and atomic ACKs are not paced (they only keep their place behind
- * a held QP's READ responses), and CE marks on them make no CNP.  rxe 6.1 neither marks nor sends CNPs
- * (ROCE.md 2.6), and drops the CNPs it gets: against rxe none of this acts.
+ * a held QP's READ responses), and CE marks on them make no CNP.  rxe 6.1
+ * neither marks nor sends CNPs (ROCE.md 2.6), and drops the CNPs it gets:
+ * against rxe none of this acts.
  */
 #include "wire/wire.h"
 

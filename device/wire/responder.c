@@ -793,9 +793,9 @@ static unsigned int send_responses(struct rn_wire_qp *wq,
 }
 
 /* The QP's turn at sending responses, oldest resource first. */
-static bool responder_run(struct rn_wire_qp *wq, unsigned int budget)
+static bool responder_run(struct rn_wire_qp *wq, unsigned int budget,
+			  uint64_t now)
 {
-	uint64_t now = rn_now_ns();
 	unsigned int k;
 
 	for (k = 0; k < wq->nres && wq->replying && budget; k++) {
@@ -816,7 +816,7 @@ static bool responder_run(struct rn_wire_qp *wq, unsigned int budget)
 }
 
 /* Every QP's READ responses and atomic ACKs, a budget at a time. */
-bool rn_wire_reply(struct rn_device *dev)
+bool rn_wire_reply(struct rn_device *dev, uint64_t now)
 {
 	struct rn_list *pos, *tmp;
 	bool progress = false;
@@ -829,7 +829,7 @@ bool rn_wire_reply(struct rn_device *dev)
 		if (wq->cc.paced)
 			continue;
 		progress = true;
-		if (responder_run(wq, RN_WIRE_REPLY_BUDGET) && wq->on_work) {
+		if (responder_run(wq, RN_WIRE_REPLY_BUDGET, now) && wq->on_work) {
 			wq->on_work = false;
 			rn_list_del(&wq->work_link);
 		}
