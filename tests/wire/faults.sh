@@ -51,6 +51,24 @@ snapshot() {
 }
 delta() { echo $(($(counter "$1" "$2") - ${before[$1.$2]})); }
 
+# check NAME CHECK...: each CHECK on the counters' deltas since the
+# snapshot, "up:DEV:COUNTER" (it moved) or "zero:DEV:COUNTER"; then both
+# devices' counters.
+check() {
+	local name=$1 check want dev c n
+	shift
+	for check in "$@"; do
+		IFS=: read -r want dev c <<<"$check"
+		n=$(delta $dev $c)
+		case $want in
+		up) [ "$n" -gt 0 ] ;;
+		zero) [ "$n" = 0 ] ;;
+		esac || fail "$name: $dev's $c went up by $n, expected $want"
+	done
+	echo "$name: ringnic0 $(counters ringnic0)"
+	echo "$name: ringnic1 $(counters ringnic1)"
+}
+
 # The workload: every message checked or counted, none may fail.  The e2e
 # ops group (requesters on A, responders on B) checks every byte and ends
 # each subtest in step with its peer: ibv_rc_pingpong cannot be used
@@ -68,25 +86,16 @@ traffic() { # NAME
 	done
 }
 
-# fault NAME IN OUT CHECK...: traffic under the rules, then each CHECK on
-# the counters' deltas: "up:DEV:COUNTER" (it moved) or "zero:DEV:COUNTER".
+# fault NAME IN OUT CHECK...: traffic under the rules, then check's CHECKs
+# and no retry exceeded on either device.
 fault() {
-	local name=$1 check want dev c n
+	local name=$1
 	rules "$2" "$3" || { fail "$name: nft"; return; }
 	snapshot
 	traffic "$name"
 	shift 3
-	for check in "$@" zero:ringnic0:retry_exceeded_err \
-		zero:ringnic1:retry_exceeded_err; do
-		IFS=: read -r want dev c <<<"$check"
-		n=$(delta $dev $c)
-		case $want in
-		up) [ "$n" -gt 0 ] ;;
-		zero) [ "$n" = 0 ] ;;
-		esac || fail "$name: $dev's $c went up by $n, expected $want"
-	done
-	echo "$name: ringnic0 $(counters ringnic0)"
-	echo "$name: ringnic1 $(counters ringnic1)"
+	check "$name" "$@" zero:ringnic0:retry_exceeded_err \
+		zero:ringnic1:retry_exceeded_err
 }
 
 lost='zero:ringnic0:rx_icrc_errors zero:ringnic1:rx_icrc_errors'
@@ -119,18 +128,10 @@ out=$(wire_pair perftest-bw $port \
 	ib_read_bw -d ringnic0 -x 0 -p $port -s 65536 -n 300 -u 12 -- \
 	ib_read_bw -d ringnic1 -x 0 -p $port -s 65536 -n 300 -u 12 \
 	198.18.0.1 2>&1) || { fail "ECN CE on READ responses: ib_read_bw"; echo "$out" | tail; }
-for check in up:ringnic1:np_ecn_marked_roce_packets up:ringnic1:np_cnp_sent \
-	up:ringnic0:rp_cnp_handled zero:ringnic0:rp_cnp_ignored \
-	zero:ringnic0:np_cnp_sent zero:ringnic1:retry_exceeded_err; do
-	IFS=: read -r want dev c <<<"$check"
-	n=$(delta $dev $c)
-	case $want in
-	up) [ "$n" -gt 0 ] ;;
-	zero) [ "$n" = 0 ] ;;
-	esac || fail "ECN CE on READ responses: $dev's $c went up by $n, expected $want"
-done
-echo "ECN CE on READ responses: ringnic0 $(counters ringnic0)"
-echo "ECN CE on READ responses: ringnic1 $(counters ringnic1)"
+check "ECN CE on READ responses" up:ringnic1:np_ecn_marked_roce_packets \
+	up:ringnic1:np_cnp_sent up:ringnic0:rp_cnp_handled \
+	zero:ringnic0:rp_cnp_ignored zero:ringnic0:np_cnp_sent \
+	zero:ringnic1:retry_exceeded_err
 rules "" ""
 
 # The link down under ib_write_bw: the client (host B) gives up with
