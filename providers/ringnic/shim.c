@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libringnic-shim.so, preloaded by ringnic-run into unmodified programs:
- * the two things of the kernel that libibverbs needs and a userspace
- * device cannot provide through the provider interface.
+ * the things of the kernel that libibverbs and librdmacm need and a
+ * userspace device cannot provide through the provider interface.
  *
  * - On a kernel with ib_core loaded, libibverbs enumerates devices over the
  *   RDMA netlink socket and never reads SYSFS_PATH; refusing that one
@@ -12,6 +12,8 @@
  *   ibv_get_cq_event reads) into it directly, and it works with poll,
  *   epoll and O_NONBLOCK like the kernel's.  The shim keeps one write end
  *   so that a channel with no CQ yet blocks instead of reading EOF.
+ * - librdmacm writes its commands to /dev/infiniband/rdma_cm: rdma_cm.c
+ *   turns each open of it into an event channel of ringnicd.
  */
 #include <dlfcn.h>
 #include <errno.h>
