@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "ringnicd.h"
+#include "cm/cm.h"
 
 /*
  * How long the loop keeps polling after the last piece of work, by
@@ -284,6 +285,11 @@ static int setup(struct rn_device *dev)
 		rn_err("cannot listen on %s: %s\n", dev->ctl_path, strerror(ret));
 		return ret;
 	}
+	ret = rn_cm_listen(dev);
+	if (ret) {
+		rn_err("cannot serve rdma_cm: %s\n", strerror(ret));
+		return ret;
+	}
 	return rn_publish(dev);
 }
 
@@ -297,6 +303,7 @@ static void teardown(struct rn_device *dev)
 		close(dev->kdev_fd); /* detaches: its contexts become dead */
 	if (dev->published)
 		rn_unpublish(dev);
+	rn_cm_close(dev); /* its last REJs and DREQs go out on the wire */
 	rn_wire_close(dev);
 	rn_netdev_stop(dev);
 	if (dev->listening)
@@ -373,6 +380,13 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 		case RN_WATCH_WIRE:
 			rn_wire_readable(dev, w->obj);
 			break;
+		case RN_WATCH_CM_LISTEN:
+			rn_cm_accept(w->obj);
+			break;
+		case RN_WATCH_CM_CHANNEL:
+			/* May close the channel: as for a client. */
+			rn_cm_readable(w->obj);
+			return;
 		case RN_WATCH_EXIT:
 			/* Gone with its process, whoever still holds its
 			 * socket or uverbs file: as for a hang-up, take the

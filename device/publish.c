@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ringnicd.h"
+#include "kernel-abi/ringnic-cm.h"
 
 /* The uverbs ABI version of the kernel being imitated (3..6 accepted). */
 #define RN_KERNEL_UVERBS_ABI 6
@@ -286,6 +287,10 @@ int rn_publish(struct rn_device *dev)
 	 */
 	int ret = write_ibdev(dev);
 
+	/* What librdmacm checks before it opens rdma_cm (cm/, the shim). */
+	if (!ret)
+		ret = put_file(dev->sysfs_root, "class/misc/rdma_cm/abi_version",
+			       "%d", RN_CM_UCMA_ABI);
 	if (!ret)
 		ret = make_dev_node(dev);
 	if (!ret)
@@ -314,7 +319,8 @@ void rn_unpublish(struct rn_device *dev)
 {
 	static const char *const parents[] = { "class/infiniband",
 					       "class/infiniband_verbs",
-					       "class", NULL };
+					       "class/misc/rdma_cm",
+					       "class/misc", "class", NULL };
 	char path[PATH_MAX + 64];
 
 	uverbs_dir(dev, path, sizeof(path));
@@ -329,6 +335,9 @@ void rn_unpublish(struct rn_device *dev)
 	if (!rmdir(path) || errno == ENOENT) {
 		snprintf(path, sizeof(path),
 			 "%s/class/infiniband_verbs/abi_version", dev->sysfs_root);
+		unlink(path);
+		snprintf(path, sizeof(path),
+			 "%s/class/misc/rdma_cm/abi_version", dev->sysfs_root);
 		unlink(path);
 	}
 	rmdir_chain(dev->sysfs_root, parents);

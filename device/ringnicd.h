@@ -28,6 +28,7 @@ struct rn_client;
 struct batch;
 struct rn_wire;
 struct rn_wire_qp;
+struct rn_cm;
 
 #define RN_RUNTIME_DIR_MAX 96
 #define RN_NAME_MAX 32
@@ -44,6 +45,8 @@ enum rn_watch_kind {
 	RN_WATCH_KDEV,
 	RN_WATCH_WIRE,
 	RN_WATCH_EXIT, /* a client's pidfd */
+	RN_WATCH_CM_LISTEN, /* rdma_cm's socket (cm/) */
+	RN_WATCH_CM_CHANNEL, /* an rdma_cm event channel */
 };
 
 struct rn_watch {
@@ -420,6 +423,7 @@ struct rn_device {
 
 	bool local_on_wire; /* connect local QPs over the wire too */
 	struct rn_wire *wire; /* the RoCEv2 transport (wire/) */
+	struct rn_cm *cm; /* rdma_cm, userspace mode (cm/) */
 	struct rn_list active; /* QPs that may have send work */
 	struct rn_timers timers;
 	struct rn_timer counters_timer; /* the counter files are due */

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "cm/cm.h"
 #include "wire/wire.h"
 
 struct ud_src {
@@ -74,6 +75,17 @@ void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 	struct rn_ud_rx rx;
 	bool ipv4 = pkt->sock->family == AF_INET;
 
+	/* QP1 is the CM's: ringnicd answers its MADs itself (cm/). */
+	if (p->dqpn == 1) {
+		if (p->deth.qkey != RN_CM_GSI_QKEY) {
+			dev->port.counters[RN_CNT_QKEY_VIOLATIONS]++;
+			return;
+		}
+		rn_wire_gid_of(pkt->from, sgid);
+		rn_cm_mad_recv(dev, pkt->sock->gid_index, sgid, p->payload,
+			       p->payload_len);
+		return;
+	}
 	if (!rn_ud_receiver(dev, p->dqpn, p->deth.qkey, p->payload_len, &rx))
 		return;
 	rn_wire_gid_of(pkt->from, sgid);
