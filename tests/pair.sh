@@ -11,7 +11,9 @@
 # RN_PAIR_CM_LOG=FILE: the two meet through rdma_cm, not TCP, and PORT is
 # the rdma_cm port: the client starts once FILE, the log of the server's
 # ringnicd (--debug), says an id listens on PORT, as often as it said so
-# before the server started plus one.
+# before the server started plus one.  RN_PAIR_CM_KERNEL=1: the same with
+# the kernel's rdma_cm, whose listening ids \`rdma resource show cm_id\`
+# lists.
 # With RN_PAIR_CLIENT_NETNS set the client runs in that network namespace
 # (another host: tests/wire).
 # RN_PAIR_LISTEN_NETNS names the network namespace (ip netns) the server
@@ -44,6 +46,9 @@ run_pair() {
 		if [ -n "${RN_PAIR_CM_LOG:-}" ]; then
 			[ "$(grep -c "cm: id [0-9]* listens on port $port\$" \
 				"$RN_PAIR_CM_LOG")" -gt "$listens" ] && break
+		elif [ -n "${RN_PAIR_CM_KERNEL:-}" ]; then
+			rdma resource show cm_id 2>/dev/null |
+				grep -Eq "state LISTEN .*src-addr [^ ]*:$port( |\$)" && break
 		else
 			"${listen_ns[@]}" ss -Hltn "sport = :$port" 2>/dev/null |
 				grep -q . && break
@@ -59,7 +64,7 @@ run_pair() {
 	# is rejected (no listener: REJ 8) and perftest 4.5 then crashes or
 	# gives up, leaving its server waiting.  perftest's race, not the
 	# device's: stop the server, the pair runs again.
-	if [ -n "${RN_PAIR_CM_LOG:-}" ] && [ $crc -ne 0 ] &&
+	if [ -n "${RN_PAIR_CM_LOG:-}${RN_PAIR_CM_KERNEL:-}" ] && [ $crc -ne 0 ] &&
 		grep -Eq "RDMA_CM_EVENT_REJECTED; error: 8|CM event bl blka 8" "$out.client"; then
 		kill $spid 2>/dev/null
 		raced=1

@@ -31,6 +31,11 @@
 #   kernel  ringnic0 (kernel mode) <-> rxe0 and ringnic0 <-> rnw0, both
 #           ways: the pingpong over IPv4 and IPv6, WRITE, READ and atomics
 #           over IPv4
+#   cm      rdma_cm: librdmacm programs with rnw0 in userspace mode (the
+#           shim and ringnicd's CM) on one end and the kernel's rdma_cm on
+#           rxe0 on the other, ringnic as server and as client: rping
+#           (IPv4, IPv6), ucmatose, udaddy (SIDR), ib_write_bw -R, and a
+#           connection to a port nobody listens on (REJECTED 8)
 #   nogso   rnw0's veth with transmit checksum offload off, where 6.1
 #           refuses UDP GSO (EIO): ringnicd must say so and send packet by
 #           packet, each ICRC sealed for the IPv4 ID it now leaves with,
@@ -42,7 +47,7 @@ set -u
 build=$1
 ko=${2:-}
 shift 2 2>/dev/null || shift $#
-groups=${*:-user netem kernel nogso}
+groups=${*:-user netem kernel cm nogso}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 export RDMAV_DRIVERS=$build/lib/libringnic
 export PATH="$build/bin:$PATH"
@@ -145,8 +150,9 @@ setup_rxe() {
 		wait_gid rxe 198.18.0.1 && wait_gid rxe 2001:2::1
 }
 
+# --debug: the log says when an rdma_cm server listens (tests/pair.sh).
 start_user() {
-	ip netns exec rn ringnicd --name rnw0 --netdev vrn \
+	ip netns exec rn ringnicd --name rnw0 --netdev vrn --debug \
 		--runtime-dir $user_rt --foreground 2>>$logs/ringnicd-user.log &
 	daemons+=($!)
 	wait_gid rn 198.18.0.2 && wait_gid rn 2001:2::2
@@ -200,6 +206,55 @@ pair() {
 		${run[$s]} "$tool" -d "${dev[$s]}" "$sflag" "$sg" "$@" -p "$port" -- \
 		${run[$c]} "$tool" -d "${dev[$c]}" "$sflag" "$cg" "$@" -p "$port" \
 		"${addr4[$s]}"
+}
+
+# cm_pair CHECK S C PORT SERVER-CMD... -- CLIENT-CMD...: an rdma_cm pair,
+# the server on end S (rn or rxe), the client on end C, meeting on PORT.
+cm_pair() {
+	local check=$1 s=$2 c=$3 p=$4 log= kernel= scmd=()
+	shift 4
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		scmd+=("$1")
+		shift
+	done
+	shift
+	[ "$s" = rn ] && log=$logs/ringnicd-user.log || kernel=1
+	# shellcheck disable=SC2086 # run[] holds a launcher's words
+	RN_PAIR_CM_LOG=$log RN_PAIR_CM_KERNEL=$kernel "$src/tests/pair.sh" \
+		"$check" "$p" ${run[$s]} "${scmd[@]}" -- ${run[$c]} "$@"
+}
+
+# A client of rping at end C finds nobody listening at end S's address.
+cm_no_listener() { # S C
+	local out
+	# shellcheck disable=SC2086
+	out=$(timeout 60 ${run[$2]} rping -c -a "${addr4[$1]}" -p 7399 -C 1 2>&1)
+	echo "$out"
+	grep -q "REJECTED, error 8" <<<"$out"
+}
+
+# cm_matrix S C: the rdma_cm tools, server at end S, client at end C.
+cm_matrix() {
+	local s=$1 c=$2 t="$1->$2 rdma_cm" a4=${addr4[$1]} a6=${addr6[$1]}
+	port=$((port + 1))
+	step "$t rping -V IPv4" cm_pair "match:ping data: rdma-ping-49:" $s $c \
+		$port rping -s -v -V -a $a4 -p $port -C 50 -- \
+		rping -c -v -V -a $a4 -p $port -C 50
+	port=$((port + 1))
+	step "$t rping -V IPv6" cm_pair "match:ping data: rdma-ping-9:" $s $c \
+		$port rping -s -v -V -a $a6 -p $port -C 10 -- \
+		rping -c -v -V -a $a6 -p $port -C 10
+	port=$((port + 1))
+	step "$t ucmatose" cm_pair "match:return status 0" $s $c $port \
+		ucmatose -b $a4 -p $port -c 4 -C 20 -- \
+		ucmatose -s $a4 -p $port -c 4 -C 20
+	step "$t udaddy" cm_pair "match:return status 0" $s $c 7174 \
+		udaddy -b $a4 -c 2 -C 10 -- udaddy -s $a4 -c 2 -C 10
+	port=$((port + 1))
+	step "$t ib_write_bw -R" cm_pair perftest-bw $s $c $port \
+		ib_write_bw -R -d ${dev[$s]} -n 200 -p $port -- \
+		ib_write_bw -R -d ${dev[$c]} -n 200 -p $port $a4
+	step "$t no listener: REJECTED 8" cm_no_listener $s $c
 }
 
 # matrix A B FAMILY [quick]: the tools with A as server and B as client;
@@ -307,6 +362,12 @@ if [[ " $groups " == *" kernel "* ]]; then
 			done
 		done
 	done
+fi
+
+if [[ " $groups " == *" cm "* ]]; then
+	step "the kernel's rdma_cm for rxe0" modprobe rdma_ucm
+	cm_matrix rn rxe
+	cm_matrix rxe rn
 fi
 
 if [[ " $groups " == *" nogso "* ]]; then

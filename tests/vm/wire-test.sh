@@ -3,7 +3,8 @@
 # tests/vm/wire-test.sh BUILD_DIR [GROUP...]: ringnic on the wire against
 # the kernel's rdma_rxe.  Builds ringnic.ko (scripts/build-kmod), boots
 # Debian's kernel under qemu (tests/vm/run.sh) and runs
-# tests/vm/wire-rxe.sh there (GROUPs: user netem kernel; default all).
+# tests/vm/wire-rxe.sh there (GROUPs: user netem kernel cm nogso;
+# default all).
 # BUILD_DIR is a built tree (ringnicd, the provider) inside the checkout.
 set -euo pipefail
 build=$(cd "$1" && pwd)
