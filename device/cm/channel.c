@@ -30,15 +30,13 @@ static int watch(struct rn_cm *cm, int fd, struct rn_watch *w,
 	return epoll_ctl(cm->dev->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? errno : 0;
 }
 
-int rn_cm_listen(struct rn_device *dev)
+struct rn_cm *rn_cm_init(struct rn_device *dev)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct rn_cm *cm = calloc(1, sizeof(*cm));
 	struct stat st;
-	int ret;
 
 	if (!cm)
-		return ENOMEM;
+		return NULL;
 	cm->dev = dev;
 	cm->listen_fd = -1;
 	rn_list_init(&cm->channels);
@@ -50,6 +48,17 @@ int rn_cm_listen(struct rn_device *dev)
 	if (!stat("/proc/self/ns/net", &st))
 		cm->netns_ino = st.st_ino;
 	dev->cm = cm;
+	return cm;
+}
+
+int rn_cm_listen(struct rn_device *dev)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct rn_cm *cm = rn_cm_init(dev);
+	int ret;
+
+	if (!cm)
+		return ENOMEM;
 	if (snprintf(cm->path, sizeof(cm->path), "%s/%s.cm", dev->runtime_dir,
 		     dev->name) >= (int)sizeof(sa.sun_path))
 		return ENAMETOOLONG;
@@ -189,7 +198,7 @@ static int get_event(struct rn_cm_channel *ch, uint8_t *resp, uint32_t *len)
 		rn_dbg("cm: event %u of id %u (status %d) delivered\n",
 		       ev->resp.event, ev->resp.id, (int)ev->resp.status);
 	if (ev->new_id) { /* librdmacm has it now */
-		ev->new_id->hidden = false;
+		rn_cm_id_reveal(ev->new_id);
 		ev->new_id = NULL;
 	}
 	memcpy(resp, &ev->resp, sizeof(ev->resp));

@@ -25,8 +25,11 @@
 #define RN_CM_MAX_CHANNELS 1024
 /* Events waiting in one channel: beyond it, new ones are dropped (counted). */
 #define RN_CM_MAX_EVENTS 1024
-/* Connect requests a listener holds undecided when its backlog is 0. */
-#define RN_CM_DEFAULT_BACKLOG 128
+/*
+ * Connect requests a listener holds undelivered, at most and when its
+ * backlog is 0 (ucma.c's max_backlog, net.rdma_ucm.max_backlog).
+ */
+#define RN_CM_MAX_BACKLOG 1024
 
 #define RN_CM_MAD_LEN 256
 #define RN_CM_GSI_QKEY 0x80010000u
@@ -96,7 +99,7 @@ struct rn_cm_id {
 
 	/* Listeners */
 	uint32_t backlog;
-	uint32_t undecided; /* its connect requests not accepted or rejected */
+	uint32_t pending; /* its connect requests not delivered yet (hidden) */
 	struct rn_cm_id *listener; /* the one this id came from */
 
 	/* The connection (protocol.c) */
@@ -158,6 +161,9 @@ struct rn_cm {
 };
 
 /* channel.c */
+/* dev->cm, serving no socket yet (the fuzzer's). */
+struct rn_cm *rn_cm_init(struct rn_device *dev);
+/* dev->cm, listening on RUNTIME_DIR/NAME.cm. */
 int rn_cm_listen(struct rn_device *dev);
 void rn_cm_accept(struct rn_cm *cm);
 void rn_cm_readable(struct rn_cm_channel *ch);
@@ -177,6 +183,7 @@ int rn_cm_command(struct rn_cm_channel *ch, const uint8_t *msg, size_t len,
 struct rn_cm_id *rn_cm_id_new(struct rn_cm_channel *ch, uint16_t ps,
 			      uint8_t qp_type);
 void rn_cm_id_destroy(struct rn_cm_id *id);
+void rn_cm_id_reveal(struct rn_cm_id *id);
 
 /* address.c */
 void rn_cm_gid_of(const struct sockaddr *sa, uint8_t *gid);

@@ -62,13 +62,6 @@ static uint32_t random24(void)
 	return v & 0xffffff;
 }
 
-static void set_state(struct rn_cm_id *id, enum rn_cm_state state)
-{
-	if (id->state == RN_CM_REQ_RCVD && id->listener)
-		id->listener->undecided--;
-	id->state = state;
-}
-
 /* ---- sending ---------------------------------------------------------- */
 
 static void gsi_send(struct rn_cm *cm, int gid_index, const uint8_t *dgid,
@@ -255,7 +248,7 @@ static struct rn_cm_event *conn_event(struct rn_cm_id *to, uint32_t event,
 
 static void timewait(struct rn_cm_id *id)
 {
-	set_state(id, RN_CM_TIMEWAIT);
+	id->state = RN_CM_TIMEWAIT;
 	rn_timer_arm(&id->cm->dev->timers, &id->timer,
 		     rn_now_ns() + ms_of(id->local_ack_timeout) * 1000000ull);
 }
@@ -265,7 +258,7 @@ static void cm_timer(struct rn_timer *t, uint64_t now)
 	struct rn_cm_id *id = rn_container_of(t, struct rn_cm_id, timer);
 
 	if (id->state == RN_CM_TIMEWAIT) {
-		set_state(id, RN_CM_DISCONNECTED);
+		id->state = RN_CM_DISCONNECTED;
 		rn_cm_event_post(id, rn_cm_event(id,
 						 RN_CM_EVENT_TIMEWAIT_EXIT, 0));
 		return;
@@ -280,7 +273,7 @@ static void cm_timer(struct rn_timer *t, uint64_t now)
 	switch (id->state) {
 	case RN_CM_REQ_SENT:
 	case RN_CM_REP_SENT:
-		set_state(id, RN_CM_DISCONNECTED);
+		id->state = RN_CM_DISCONNECTED;
 		rn_cm_event_post(id, rn_cm_event(id, RN_CM_EVENT_UNREACHABLE,
 						 -ETIMEDOUT));
 		break;
@@ -327,7 +320,7 @@ int rn_cm_connect(struct rn_cm_id *id, const struct rdma_ucm_conn_param *p)
 		cma_hdr_of(id, d + RN_CM_SIDR_REQ_PD);
 		memcpy(d + RN_CM_SIDR_REQ_PD + RN_CMA_HDR_LEN, p->private_data,
 		       p->private_data_len);
-		set_state(id, RN_CM_REQ_SENT);
+		id->state = RN_CM_REQ_SENT;
 		send_resent(id, ms_of(CMA_CM_RESPONSE_TIMEOUT),
 			    CMA_MAX_CM_RETRIES);
 		return 0;
@@ -367,7 +360,7 @@ int rn_cm_connect(struct rn_cm_id *id, const struct rdma_ucm_conn_param *p)
 	cma_hdr_of(id, d + RN_CM_REQ_PD);
 	memcpy(d + RN_CM_REQ_PD + RN_CMA_HDR_LEN, p->private_data,
 	       p->private_data_len);
-	set_state(id, RN_CM_REQ_SENT);
+	id->state = RN_CM_REQ_SENT;
 	send_resent(id, 2 * ms_of(PATH_PACKET_LIFE_TIME) +
 				ms_of(CMA_CM_RESPONSE_TIMEOUT),
 		    CMA_MAX_CM_RETRIES);
@@ -385,7 +378,7 @@ int rn_cm_accept_conn(struct rn_cm_id *id, const struct rdma_ucm_conn_param *p)
 		send_sidr_rep(id, RN_CM_SIDR_SUCCESS, p->qp_num & 0xffffff,
 			      p->qkey ?: RN_CM_UD_QKEY, p->private_data,
 			      p->private_data_len);
-		set_state(id, RN_CM_ESTABLISHED);
+		id->state = RN_CM_ESTABLISHED;
 		return 0;
 	}
 	if (p->private_data_len > RN_CM_REP_PD_LEN)
@@ -406,7 +399,7 @@ int rn_cm_accept_conn(struct rn_cm_id *id, const struct rdma_ucm_conn_param *p)
 	d[27] = (uint8_t)(id->rnr_retry << 5 | (p->srq ? 1 : 0) << 4);
 	memcpy(d + 28, &dev->guid, 8);
 	memcpy(d + RN_CM_REP_PD, p->private_data, p->private_data_len);
-	set_state(id, RN_CM_REP_SENT);
+	id->state = RN_CM_REP_SENT;
 	send_resent(id, id->resend_ns / 1000000ull, id->resends_left);
 	return 0;
 }
@@ -420,11 +413,11 @@ void rn_cm_established(struct rn_cm_id *id)
 		d = mad_start(id->mad, RN_CM_ATTR_RTU, id->tid);
 		put_ids(d, id->local_comm_id, id->remote_comm_id);
 		send_mad(id);
-		set_state(id, RN_CM_ESTABLISHED);
+		id->state = RN_CM_ESTABLISHED;
 		return;
 	}
 	stop_resending(id);
-	set_state(id, RN_CM_ESTABLISHED);
+	id->state = RN_CM_ESTABLISHED;
 	rn_cm_event_post(id, rn_cm_event(id, RN_CM_EVENT_ESTABLISHED, 0));
 }
 
@@ -437,7 +430,7 @@ int rn_cm_reject(struct rn_cm_id *id, const uint8_t *pd, uint8_t pd_len,
 		if (pd_len > RN_CM_SIDR_REP_PD_LEN)
 			return EINVAL;
 		send_sidr_rep(id, RN_CM_SIDR_REJECT, 0, 0, pd, pd_len);
-		set_state(id, RN_CM_DISCONNECTED);
+		id->state = RN_CM_DISCONNECTED;
 		return 0;
 	}
 	if (pd_len > RN_CM_REJ_PD_LEN)
@@ -456,7 +449,7 @@ int rn_cm_reject(struct rn_cm_id *id, const uint8_t *pd, uint8_t pd_len,
 	default:
 		return EINVAL;
 	}
-	set_state(id, RN_CM_DISCONNECTED);
+	id->state = RN_CM_DISCONNECTED;
 	return 0;
 }
 
@@ -472,7 +465,7 @@ int rn_cm_disconnect(struct rn_cm_id *id)
 		d = mad_start(id->mad, RN_CM_ATTR_DREQ, id->tid);
 		put_ids(d, id->local_comm_id, id->remote_comm_id);
 		rn_mad_put(d, 8, 3, id->remote_qpn);
-		set_state(id, RN_CM_DREQ_SENT);
+		id->state = RN_CM_DREQ_SENT;
 		send_resent(id, 2 * ms_of(PATH_PACKET_LIFE_TIME) +
 					ms_of(CMA_CM_RESPONSE_TIMEOUT),
 			    CMA_MAX_CM_RETRIES);
@@ -521,7 +514,7 @@ void rn_cm_leave(struct rn_cm_id *id)
 	default:
 		break;
 	}
-	set_state(id, RN_CM_DISCONNECTED);
+	id->state = RN_CM_DISCONNECTED;
 }
 
 /* ---- receiving -------------------------------------------------------- */
@@ -595,7 +588,7 @@ static struct rn_cm_id *new_request(const struct mad_in *in, uint64_t sid,
 		*reason = RN_CM_REJ_INVALID_SID;
 		return NULL;
 	}
-	if (l->undecided >= l->backlog)
+	if (l->pending >= l->backlog)
 		return NULL;
 	id = rn_cm_id_new(l->ch, l->ps, qp_type);
 	if (!id)
@@ -603,7 +596,7 @@ static struct rn_cm_id *new_request(const struct mad_in *in, uint64_t sid,
 	id->hidden = true;
 	id->passive = true;
 	id->listener = l;
-	l->undecided++;
+	l->pending++;
 	id->state = RN_CM_REQ_RCVD;
 	sockaddr_of(h, h->port, h->src, &src);
 	memcpy(&id->src, &dst, sizeof(dst));
@@ -728,7 +721,7 @@ static void rep_recv(const struct mad_in *in)
 	id->rnr_retry = d[27] >> 5;
 	id->srq = (d[27] >> 4) & 1;
 	memcpy(&id->remote_guid, d + 28, 8);
-	set_state(id, RN_CM_REP_RCVD);
+	id->state = RN_CM_REP_RCVD;
 	rn_cm_event_post(id, conn_event(id, RN_CM_EVENT_CONNECT_RESPONSE, 0,
 					id, d + RN_CM_REP_PD, RN_CM_REP_PD_LEN,
 					d[26] & 1));
@@ -762,7 +755,7 @@ static void rej_recv(const struct mad_in *in)
 		return;
 	}
 	stop_resending(id);
-	set_state(id, RN_CM_DISCONNECTED);
+	id->state = RN_CM_DISCONNECTED;
 	ev = conn_event(id, RN_CM_EVENT_REJECTED, reason, id,
 			d + RN_CM_REJ_PD, RN_CM_REJ_PD_LEN, 0);
 	rn_cm_event_post(id, ev);
@@ -808,7 +801,7 @@ static void dreq_recv(const struct mad_in *in)
 	}
 	stop_resending(id);
 	id->tid = in->tid;
-	set_state(id, RN_CM_DREQ_RCVD);
+	id->state = RN_CM_DREQ_RCVD;
 	rn_cm_event_post(id, rn_cm_event(id, RN_CM_EVENT_DISCONNECTED, 0));
 }
 
@@ -879,12 +872,12 @@ static void sidr_rep_recv(const struct mad_in *in)
 		return;
 	stop_resending(id);
 	if (d[4] != RN_CM_SIDR_SUCCESS) {
-		set_state(id, RN_CM_DISCONNECTED);
+		id->state = RN_CM_DISCONNECTED;
 		rn_cm_event_post(id, rn_cm_event(id, RN_CM_EVENT_UNREACHABLE,
 						 d[4]));
 		return;
 	}
-	set_state(id, RN_CM_ESTABLISHED);
+	id->state = RN_CM_ESTABLISHED;
 	ev = rn_cm_event(id, RN_CM_EVENT_ESTABLISHED, 0);
 	if (!ev)
 		return;

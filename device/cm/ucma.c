@@ -56,6 +56,7 @@ void rn_cm_id_destroy(struct rn_cm_id *id)
 	uint32_t i;
 
 	rn_cm_events_of(id, NULL);
+	rn_cm_id_reveal(id);
 	rn_cm_leave(id);
 	/* Connect requests of a listener that goes stay with their ids. */
 	for (i = 0; i < cm->ids.size; i++) {
@@ -69,6 +70,17 @@ void rn_cm_id_destroy(struct rn_cm_id *id)
 	rn_table_remove(&cm->ids, id->handle);
 	cm->dev->ntimers--;
 	free(id);
+}
+
+/*
+ * The connect request is delivered (or its id goes): it no longer counts
+ * against its listener's backlog, as ucma.c counts it.
+ */
+void rn_cm_id_reveal(struct rn_cm_id *id)
+{
+	if (id->hidden && id->listener)
+		id->listener->pending--;
+	id->hidden = false;
 }
 
 static struct rn_cm_id *id_of(struct rn_cm_channel *ch, uint32_t handle,
@@ -243,6 +255,12 @@ static int query_route(struct rn_cm_channel *ch, const void *body,
 	return 0;
 }
 
+static uint32_t backlog_of(uint32_t asked)
+{
+	return asked > 0 && asked < RN_CM_MAX_BACKLOG ? asked :
+							 RN_CM_MAX_BACKLOG;
+}
+
 static int listen_id(struct rn_cm_channel *ch, const void *body)
 {
 	const struct rdma_ucm_listen *cmd = body;
@@ -260,7 +278,7 @@ static int listen_id(struct rn_cm_channel *ch, const void *body)
 			return err;
 	}
 	if (id->state == RN_CM_LISTEN) {
-		id->backlog = cmd->backlog ?: RN_CM_DEFAULT_BACKLOG;
+		id->backlog = backlog_of(cmd->backlog);
 		return 0;
 	}
 	if (id->state != RN_CM_BOUND)
@@ -271,7 +289,7 @@ static int listen_id(struct rn_cm_channel *ch, const void *body)
 		id->state = RN_CM_BOUND;
 		return EADDRINUSE;
 	}
-	id->backlog = cmd->backlog ?: RN_CM_DEFAULT_BACKLOG;
+	id->backlog = backlog_of(cmd->backlog);
 	rn_dbg("cm: id %u listens on port %u\n", id->handle,
 	       rn_cm_addr_port((const void *)&id->src));
 	return 0;
