@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Writes the seed corpora of the fuzz targets (corpus/wqe, corpus/control)
-from the layouts of kernel-abi/, and corpus/packet from the RoCEv2 layouts
-of shared/ROCE.md: well-formed inputs the fuzzers mutate.
+from the layouts of kernel-abi/, corpus/packet from the RoCEv2 layouts of
+shared/ROCE.md and corpus/cm from the CM MADs of shared/RDMACM.md 3:
+well-formed inputs the fuzzers mutate.
 Run it when a format changes; the seeds are committed."""
 import ipaddress
 import os
@@ -192,9 +193,49 @@ def packet_seeds():
         "1100ffff00000123 0000fff0 1f000001 5589182c".replace(" ", "")))
 
 
+def mad(attr, tid, msg):
+    """A CM MAD: the 24-byte header, then the message padded to 232."""
+    return struct.pack(">BBBBHHQHHI", 1, 0x07, 2, 0x03, 0, 0, tid, attr, 0,
+                       0) + msg.ljust(232, b"\0")
+
+
+def cm_seeds():
+    """fuzz_cm's input: records of a sender GID and a MAD.  The device is
+    198.18.0.1 with listeners on TCP port 7471 and UDP port 7174; its
+    first comm ID is 1 << 12 | 2 (comm IDs start at generation 1, and
+    handles 0 and 1 are the listeners)."""
+    peer = bytes(10) + b"\xff\xff" + bytes([198, 18, 0, 2])
+    me = bytes(10) + b"\xff\xff" + bytes([198, 18, 0, 1])
+    cma = struct.pack(">BBH", 0, 0x40, 40000) + bytes(12) + peer[12:] + \
+        bytes(12) + me[12:]
+    req = struct.pack(">I", 0x100) + bytes(4) + \
+        struct.pack(">Q", 0x0106 << 16 | 7471) + struct.pack(">Q", 0x99)
+    req += bytes(4) + struct.pack(">I", 0) + bytes.fromhex("00012301")
+    req += bytes.fromhex("00000004") + bytes(3) + bytes([20 << 3])
+    req += bytes.fromhex("abcdef") + bytes([20 << 3 | 7])
+    req += bytes.fromhex("ffff") + bytes([3 << 4 | 7, 15 << 4])
+    req += bytes.fromhex("ffffffff") + peer + me
+    req += bytes(4) + bytes([0, 64, 0, 19 << 3])
+    req = req.ljust(140, b"\0") + cma
+    comm = 1 << 12 | 2
+    rtu = struct.pack(">II", 0x100, comm)
+    dreq = struct.pack(">II", 0x100, comm) + bytes.fromhex("00012300")
+    rej = struct.pack(">II", 0x100, comm) + bytes([0, 0]) + \
+        struct.pack(">H", 28)
+    sidr = struct.pack(">IHH", 0x200, 0xffff, 0) + \
+        struct.pack(">Q", 0x0111 << 16 | 7174) + cma
+    write("cm/req", peer + mad(0x10, 1, req))
+    write("cm/req-rtu-dreq", peer + mad(0x10, 1, req) + peer +
+          mad(0x14, 1, rtu) + peer + mad(0x15, 2, dreq))
+    write("cm/req-twice-rej", peer + mad(0x10, 1, req) + peer +
+          mad(0x10, 1, req) + peer + mad(0x12, 1, rej))
+    write("cm/sidr-req", peer + mad(0x17, 3, sidr))
+
+
 if __name__ == "__main__":
-    for corpus in ("wqe", "control", "packet"):
+    for corpus in ("wqe", "control", "packet", "cm"):
         os.makedirs(os.path.join(HERE, "corpus", corpus), exist_ok=True)
     wqe_seeds()
     control_seeds()
     packet_seeds()
+    cm_seeds()
