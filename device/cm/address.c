@@ -140,7 +140,27 @@ void rn_cm_release_port(struct rn_cm_id *id)
 	id->port_bound = false;
 }
 
-/* Make the id's source sa: the wildcard, or one of the port's addresses. */
+/* Is sa an address of this host (of any interface)? */
+static bool host_address(const struct sockaddr *sa)
+{
+	struct sockaddr_storage ss;
+	int fd = socket(sa->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool local;
+
+	if (fd < 0)
+		return false;
+	memcpy(&ss, sa, rn_cm_addr_len(sa));
+	rn_cm_addr_set_port((struct sockaddr *)&ss, 0);
+	local = !bind(fd, (struct sockaddr *)&ss, rn_cm_addr_len(sa));
+	close(fd);
+	return local;
+}
+
+/*
+ * Make the id's source sa: the wildcard, or one of the port's addresses.
+ * Another address of the host has no RDMA device (ENODEV, as the kernel
+ * answers); one the host does not have is not available.
+ */
 static int set_source(struct rn_cm_id *id, const struct sockaddr *sa)
 {
 	struct rn_device *dev = id->cm->dev;
@@ -151,7 +171,7 @@ static int set_source(struct rn_cm_id *id, const struct sockaddr *sa)
 		rn_cm_gid_of(sa, gid);
 		index = rn_port_gid_index(dev, gid);
 		if (index < 0)
-			return EADDRNOTAVAIL;
+			return host_address(sa) ? ENODEV : EADDRNOTAVAIL;
 	}
 	memset(&id->src, 0, sizeof(id->src));
 	memcpy(&id->src, sa, rn_cm_addr_len(sa));

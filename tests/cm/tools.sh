@@ -91,6 +91,16 @@ else
 	echo "ok   no listener: REJECTED 8"
 fi
 
+# Binding to an address of the host that no RDMA device has: ENODEV, as
+# the kernel answers.
+out=$(timeout 30 ringnic-run rping -s -a 127.0.0.1 -p 7402 2>&1)
+if echo "$out" | grep -q "rdma_bind_addr: No such device"; then
+	echo "ok   bind to 127.0.0.1: ENODEV"
+else
+	echo "FAIL bind to 127.0.0.1: $out"
+	failed=$((failed + 1))
+fi
+
 # A server that dies holding an undecided connect request: its listener
 # and the request go with its channel, and the client is rejected (28,
 # consumer-defined) instead of waiting out the CM's retries.
