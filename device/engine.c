@@ -136,6 +136,27 @@ void rn_engine_doorbell(struct rn_qp *qp)
 		rn_engine_schedule(qp);
 }
 
+/*
+ * The QP is about to be destroyed: the work its owner rang for before
+ * asking goes out first, as it would from a NIC that had fetched it
+ * already.  The destroy request can overtake the doorbell (the socket is
+ * read before the next pass scans the pages), and ofi_rxd, for one, acks
+ * its peer's last message and closes its endpoint straight away.  One turn
+ * over the whole queue; RC work that waits for the window or an ACK goes
+ * with the QP.
+ */
+void rn_engine_drain(struct rn_qp *qp)
+{
+	rn_engine_doorbell(qp);
+	if (!qp->active)
+		return;
+	if (qp->wire)
+		rn_wire_qp_run(qp, qp->sq_slots);
+	else
+		rn_local_run(qp, rn_now_ns(), qp->sq_slots);
+	rn_wire_flush(qp->client->dev);
+}
+
 /* Take the rung doorbells of one bitmap; calls ring(table entry) for each. */
 static bool scan(struct rn_doorbells *db, struct rn_table *objs,
 		 void (*ring)(void *obj))

@@ -604,8 +604,11 @@ void rn_qp_release(struct rn_client *client, uint32_t handle)
 
 int rn_qp_destroy(struct rn_client *client, uint32_t handle)
 {
-	if (!rn_table_get(&client->qps, handle))
+	struct rn_qp *qp = rn_table_get(&client->qps, handle);
+
+	if (!qp)
 		return EINVAL;
+	rn_engine_drain(qp);
 	rn_qp_release(client, handle);
 	return 0;
 }

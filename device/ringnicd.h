@@ -638,6 +638,7 @@ void rn_engine_qp_remove(struct rn_qp *qp);
 void rn_engine_wait(struct rn_qp *qp, uint64_t until);
 void rn_engine_cancel_wait(struct rn_qp *qp);
 void rn_engine_flush(struct rn_qp *qp);
+void rn_engine_drain(struct rn_qp *qp);
 uint64_t rn_engine_next_timer(struct rn_device *dev);
 bool rn_engine_sleep_prepare(struct rn_device *dev);
 void rn_engine_wake(struct rn_device *dev);

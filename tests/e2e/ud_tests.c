@@ -3,7 +3,8 @@
  * UD: address handles, the GRH area of every receive (20 zero bytes and
  * the IPv4 header of the datagram, as rxe fills it), ibv_create_ah_from_wc,
  * the Q_Key rules, what the receiver drops (and counts), a send larger
- * than the path MTU, sends to self, one to many and many to one.
+ * than the path MTU, sends to self, one to many and many to one, and
+ * sends posted just before their QP is destroyed.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -588,6 +589,72 @@ static int fan_in_resp(struct e2e_proc *p)
 	return e2e_close(&s);
 }
 
+/* ======================================== sends posted, then the QP goes */
+
+#define GONE_ROUNDS 50
+
+/*
+ * Role 0 posts one datagram from each of FAN fresh QPs and destroys them at
+ * once, before any completion: a rung doorbell is work the device took, as
+ * a NIC's would be on the wire already.  libfabric's ofi_rxd acks its peer's
+ * last message and closes its endpoint straight after.
+ */
+static int gone_req(struct e2e_proc *p)
+{
+	struct ibv_qp *qp[FAN];
+	struct e2e_opts o;
+	struct e2e_side s;
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	int round, i;
+
+	ud_opts(&o);
+	o.sig_all = 0;
+	TRY(e2e_setup(&s, p, &o));
+	fill(s.buf, 64, 70);
+	sge = sge_of(&s, 0, 64);
+	for (round = 0; round < GONE_ROUNDS; round++) {
+		TRY(e2e_sync(p, "receives posted"));
+		TRY(more_qps(&s, qp));
+		for (i = 0; i < FAN; i++) {
+			wr = ud_wr(&s, i, &sge, 1, s.ah, s.rem.qpn, E2E_QKEY);
+			wr.send_flags = 0;
+			TRY(post_send1(qp[i], &wr));
+		}
+		TRY(destroy_qps(qp));
+	}
+	TRY(e2e_sync(p, "received"));
+	return e2e_close(&s);
+}
+
+static int gone_resp(struct e2e_proc *p)
+{
+	struct e2e_opts o;
+	struct e2e_side s;
+	struct ibv_wc wc;
+	int round, i;
+
+	ud_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	for (round = 0; round < GONE_ROUNDS; round++) {
+		for (i = 0; i < FAN; i++)
+			TRY(post_recv_buf(&s, i, i * 256, 256));
+		TRY(e2e_sync(p, "receives posted"));
+		for (i = 0; i < FAN; i++) {
+			CHECK(!poll_one(rcq_of(&s), &wc, E2E_WAIT_MS),
+			      "round %d: datagram %d of %d lost with its QP",
+			      round, i + 1, FAN);
+			CHECK(wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + 64,
+			      "round %d: %s, %u bytes", round,
+			      ibv_wc_status_str(wc.status), wc.byte_len);
+			TRY(check_fill(s.buf + wc.wr_id * 256 + GRH, 64, 70,
+				       "datagram of a destroyed QP"));
+		}
+	}
+	TRY(e2e_sync(p, "received"));
+	return e2e_close(&s);
+}
+
 #define PAIR(n, req, resp)                                                     \
 	{ .group = "ud", .name = n, .nroles = 2, .role = { req, resp } }
 
@@ -598,5 +665,6 @@ const struct e2e_test e2e_ud_tests[] = {
 	  .role = { sender_errors } },
 	PAIR("one_to_many", fan_out_req, fan_out_resp),
 	PAIR("many_to_one", fan_in_req, fan_in_resp),
+	PAIR("sent_then_destroyed", gone_req, gone_resp),
 	{ 0 },
 };
