@@ -15,23 +15,17 @@ set -u
 . "$(dirname "$0")/../wire/lib.sh"
 wire_hosts "$@"
 rounds=${2:-${RINGNIC_CM_SOAK_ROUNDS:-10}}
-slack_kib=$((${RINGNIC_SOAK_RSS_MIB:-8} * 1024))
 wire_start A ringnic0 --debug # its log says when a server listens
 wire_start B ringnic1
 export RN_PAIR_CLIENT_NETNS=$B RN_PAIR_TIMEOUT=120
 export RN_PAIR_CM_LOG=$RINGNIC_RUNTIME_DIR.ringnic0.log
 a4=198.18.0.1
-fds() { ls /proc/"$1"/fd | wc -l; }
-rss_kib() { awk '/^VmRSS/ { print $2 }' /proc/"$1"/status; }
 cm_round() { # CONNECTIONS
 	"$(dirname "$0")/../pair.sh" "match:return status 0" 7500 \
 		ucmatose -p 7500 -c "$1" -C 2 -- ucmatose -s $a4 -p 7500 -c "$1" -C 2
 }
 cm_round 4 >/dev/null || wire_fail "warm-up failed"
-declare -A fd0 rss0
-for pid in "${rn_pids[@]}"; do
-	fd0[$pid]=$(fds $pid) rss0[$pid]=$(rss_kib $pid)
-done
+wire_baseline
 
 for r in $(seq "$rounds"); do
 	out=$(cm_round 100 2>&1) || wire_fail "round $r: $out"
@@ -57,18 +51,7 @@ echo "soak: 30 clients killed, the server still serves"
 echo "ringnic0: $(counters ringnic0)"
 echo "ringnic1: $(counters ringnic1)"
 
-for pid in "${rn_pids[@]}"; do
-	for _ in $(seq 100); do
-		[ "$(fds $pid)" -le "${fd0[$pid]}" ] && break
-		sleep 0.1
-	done
-	echo "ringnicd $pid: descriptors ${fd0[$pid]} -> $(fds $pid)," \
-		"RSS ${rss0[$pid]} -> $(rss_kib $pid) KiB"
-	[ "$(fds $pid)" -le "${fd0[$pid]}" ] ||
-		wire_fail "ringnicd $pid holds $(fds $pid) descriptors, ${fd0[$pid]} before"
-	[ "$(rss_kib $pid)" -le $((rss0[$pid] + slack_kib)) ] ||
-		wire_fail "ringnicd $pid grew from ${rss0[$pid]} to $(rss_kib $pid) KiB"
-done
+wire_check_baseline
 # The ports are free: listen on them once more.
 cm_round 2 >/dev/null || wire_fail "port 7500 after the soak"
 wire_finish

@@ -122,14 +122,6 @@ else
 	echo "ok   abandoned request: REJECTED 28"
 fi
 
-for dev in ringnic0 ${client_host:+ringnic1}; do
-	echo "$dev: $(counters $dev)"
-	for c in rx_icrc_errors rx_malformed_packets retry_exceeded_err; do
-		[ "$(counter $dev $c)" = 0 ] || {
-			echo "FAIL $dev counted $c"
-			failed=$((failed + 1))
-		}
-	done
-done
+wire_clean_counters ringnic0 ${client_host:+ringnic1} || failed=$((failed + $?))
 [ $failed = 0 ] || wire_fail "$failed failed"
 wire_finish

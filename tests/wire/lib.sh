@@ -104,10 +104,56 @@ counters() {
 	echo
 }
 
+# wire_clean_counters DEV...: print each device's counters; returns how
+# many of them counted what a clean run never does (ICRC errors, malformed
+# packets, exhausted retries).
+wire_clean_counters() {
+	local dev c bad=0
+	for dev in "$@"; do
+		echo "$dev: $(counters $dev)"
+		for c in rx_icrc_errors rx_malformed_packets retry_exceeded_err; do
+			[ "$(counter $dev $c)" = 0 ] || {
+				echo "FAIL $dev counted $c"
+				bad=$((bad + 1))
+			}
+		done
+	done
+	return $bad
+}
+
 # wire_pair CHECK PORT SERVER-CMD -- CLIENT-CMD: tests/pair.sh with the
 # server on host A and the client on host B (pointed at 198.18.0.1).
 wire_pair() {
 	RN_PAIR_CLIENT_NETNS=$B "$(dirname "$0")/../pair.sh" "$@"
+}
+
+# wire_baseline: note each ringnicd's descriptors and RSS (after a warm-up:
+# first QPs, sockets, counters).  wire_check_baseline then waits for each
+# to hold no more descriptors than that, and fails if one did not or grew
+# by more than RINGNIC_SOAK_RSS_MIB (default 8) MiB.
+wire_fds() { ls /proc/"$1"/fd | wc -l; }
+wire_rss_kib() { awk '/^VmRSS/ { print $2 }' /proc/"$1"/status; }
+wire_baseline() {
+	local pid
+	declare -gA wire_fd0 wire_rss0
+	for pid in "${rn_pids[@]}"; do
+		wire_fd0[$pid]=$(wire_fds $pid) wire_rss0[$pid]=$(wire_rss_kib $pid)
+	done
+}
+wire_check_baseline() {
+	local pid slack_kib=$((${RINGNIC_SOAK_RSS_MIB:-8} * 1024))
+	for pid in "${rn_pids[@]}"; do
+		for _ in $(seq 100); do
+			[ "$(wire_fds $pid)" -le "${wire_fd0[$pid]}" ] && break
+			sleep 0.1
+		done
+		echo "ringnicd $pid: descriptors ${wire_fd0[$pid]} -> $(wire_fds $pid)," \
+			"RSS ${wire_rss0[$pid]} -> $(wire_rss_kib $pid) KiB"
+		[ "$(wire_fds $pid)" -le "${wire_fd0[$pid]}" ] ||
+			wire_fail "ringnicd $pid holds $(wire_fds $pid) descriptors, ${wire_fd0[$pid]} before"
+		[ "$(wire_rss_kib $pid)" -le $((wire_rss0[$pid] + slack_kib)) ] ||
+			wire_fail "ringnicd $pid grew from ${wire_rss0[$pid]} to $(wire_rss_kib $pid) KiB"
+	done
 }
 
 # wire_finish: stop the devices; each must exit 0 and leave nothing behind.

@@ -12,19 +12,13 @@ set -u
 . "$(dirname "$0")/lib.sh"
 wire_hosts "$@"
 seconds=${2:-${RINGNIC_SOAK_SECONDS:-60}}
-slack_kib=$((${RINGNIC_SOAK_RSS_MIB:-8} * 1024))
 wire_devices
-fds() { ls /proc/"$1"/fd | wc -l; }
-rss_kib() { awk '/^VmRSS/ { print $2 }' /proc/"$1"/status; }
 
 # Warm up (first QPs, sockets, counters), then the baseline.
 wire_pair pingpong 18991 ibv_rc_pingpong -d ringnic0 -g 0 -p 18991 -n 50 -- \
 	ibv_rc_pingpong -d ringnic1 -g 0 -p 18991 -n 50 198.18.0.1 >/dev/null ||
 	wire_fail "warm-up failed"
-declare -A fd0 rss0
-for pid in "${rn_pids[@]}"; do
-	fd0[$pid]=$(fds $pid) rss0[$pid]=$(rss_kib $pid)
-done
+wire_baseline
 
 on_b nft -f - <<EOF
 table ip loss {
@@ -69,16 +63,5 @@ echo "ringnic1: $(counters ringnic1)"
 
 # What the victims left must go: their QPs are destroyed when ringnicd
 # sees each process exit.
-for pid in "${rn_pids[@]}"; do
-	for _ in $(seq 100); do
-		[ "$(fds $pid)" -le "${fd0[$pid]}" ] && break
-		sleep 0.1
-	done
-	echo "ringnicd $pid: descriptors ${fd0[$pid]} -> $(fds $pid)," \
-		"RSS ${rss0[$pid]} -> $(rss_kib $pid) KiB"
-	[ "$(fds $pid)" -le "${fd0[$pid]}" ] ||
-		wire_fail "ringnicd $pid holds $(fds $pid) descriptors, ${fd0[$pid]} before"
-	[ "$(rss_kib $pid)" -le $((rss0[$pid] + slack_kib)) ] ||
-		wire_fail "ringnicd $pid grew from ${rss0[$pid]} to $(rss_kib $pid) KiB"
-done
+wire_check_baseline
 wire_finish

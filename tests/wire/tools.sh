@@ -62,14 +62,6 @@ perftest perftest-lat ib_read_lat -n 200
 perftest perftest-lat ib_send_lat -s 4096 -n 200
 perftest perftest-lat ib_atomic_lat -n 200
 
-for dev in ringnic0 ringnic1; do
-	echo "$dev: $(counters $dev)"
-	for c in rx_icrc_errors rx_malformed_packets retry_exceeded_err; do
-		[ "$(counter $dev $c)" = 0 ] || {
-			echo "FAIL $dev counted $c"
-			failed=$((failed + 1))
-		}
-	done
-done
+wire_clean_counters ringnic0 ringnic1 || failed=$((failed + $?))
 [ $failed = 0 ] || wire_fail "$failed failed"
 wire_finish
