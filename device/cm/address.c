@@ -31,13 +31,23 @@ void rn_cm_gid_of(const struct sockaddr *sa, uint8_t *gid)
 	}
 }
 
+/*
+ * The wildcard, as cma.c counts it: the zero address and the loopback
+ * ones.  An id bound to 127.0.0.1 is on no device, listens for every
+ * address of the port and shares its port as the wildcard does; so
+ * libfabric's verbs provider, which binds "localhost" when told no
+ * address, listens as it does on rxe.
+ */
 bool rn_cm_addr_any(const struct sockaddr *sa)
 {
-	if (sa->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
-		       htonl(INADDR_ANY);
-	return IN6_IS_ADDR_UNSPECIFIED(
-		&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+	if (sa->sa_family == AF_INET) {
+		in_addr_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+
+		return a == INADDR_ANY || (a >> 24) == IN_LOOPBACKNET;
+	}
+	return IN6_IS_ADDR_UNSPECIFIED(a6) || IN6_IS_ADDR_LOOPBACK(a6);
 }
 
 uint16_t rn_cm_addr_port(const struct sockaddr *sa)
@@ -197,6 +207,21 @@ int rn_cm_bind(struct rn_cm_id *id, const struct sockaddr *sa)
 	return 0;
 }
 
+/* The id goes on the port's first GID, its source a loopback address. */
+static void loopback_source(struct rn_cm_id *id)
+{
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&id->src;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&id->src;
+
+	if (id->src.ss_family == AF_INET && v4->sin_addr.s_addr == INADDR_ANY)
+		v4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	else if (id->src.ss_family == AF_INET6 &&
+		 IN6_IS_ADDR_UNSPECIFIED(&v6->sin6_addr))
+		v6->sin6_addr = in6addr_loopback;
+	id->on_device = true;
+	id->gid_index = 0;
+}
+
 /*
  * The address the kernel would send from to reach dst: that of a UDP
  * socket connected to it.  Returns 0 or a positive errno.
@@ -229,7 +254,7 @@ int rn_cm_resolve_addr(struct rn_cm_id *id, const struct sockaddr *src,
 	int ret, status = 0;
 	uint8_t gid[16];
 
-	if (!rn_cm_addr_len(dst) || rn_cm_addr_any(dst))
+	if (!rn_cm_addr_len(dst))
 		return EINVAL;
 	if (id->state == RN_CM_IDLE) {
 		struct sockaddr_storage any = { .ss_family = dst->sa_family };
@@ -244,8 +269,18 @@ int rn_cm_resolve_addr(struct rn_cm_id *id, const struct sockaddr *src,
 	if (id->src.ss_family != dst->sa_family)
 		return EINVAL;
 
-	/* The source, where the id is not bound to one already. */
-	if (!id->on_device) {
+	/*
+	 * The source, where the id is not bound to one already.  A wildcard
+	 * or loopback destination resolves, as cma_resolve_loopback does,
+	 * but leads nowhere on RoCE: its route fails (ENODEV).
+	 */
+	id->loopback = rn_cm_addr_any(dst);
+	if (id->loopback && !id->on_device) {
+		/* cma_bind_loopback: the port's first GID, from the loopback
+		 * address of the family.
+		 */
+		loopback_source(id);
+	} else if (!id->on_device) {
 		ret = route_source(dst, &from);
 		if (ret) {
 			status = -ret;
@@ -267,7 +302,10 @@ int rn_cm_resolve_addr(struct rn_cm_id *id, const struct sockaddr *src,
 	if (!status) {
 		memset(&id->dst, 0, sizeof(id->dst));
 		memcpy(&id->dst, dst, rn_cm_addr_len(dst));
-		rn_cm_gid_of(dst, id->dgid);
+		if (id->loopback)
+			memcpy(id->dgid, dev->port.gids[id->gid_index].raw, 16);
+		else
+			rn_cm_gid_of(dst, id->dgid);
 		id->hop_limit = 64; /* IPv4's default TTL, as the route gives */
 		id->state = RN_CM_ADDR_RESOLVED;
 	}

@@ -87,6 +87,7 @@ struct rn_cm_id {
 	struct sockaddr_storage src;
 	struct sockaddr_storage dst;
 	bool on_device; /* src is one of the port's addresses */
+	bool loopback; /* resolved to a wildcard or loopback destination */
 	bool port_bound; /* src's port is taken in ps */
 	int gid_index; /* of src, when on_device */
 	uint8_t dgid[16]; /* the peer, once resolved */

@@ -191,6 +191,8 @@ static int resolve_route(struct rn_cm_channel *ch, const void *body)
 	if (id->state != RN_CM_ADDR_RESOLVED &&
 	    id->state != RN_CM_ROUTE_RESOLVED)
 		return EINVAL;
+	if (id->loopback)
+		return ENODEV; /* no netdev of the port leads there */
 	id->state = RN_CM_ROUTE_RESOLVED;
 	rn_cm_event_post(id, rn_cm_event(id, RN_CM_EVENT_ROUTE_RESOLVED, 0));
 	return 0;

@@ -91,15 +91,30 @@ else
 	echo "ok   no listener: REJECTED 8"
 fi
 
-# Binding to an address of the host that no RDMA device has: ENODEV, as
-# the kernel answers.
-out=$(timeout 30 ringnic-run rping -s -a 127.0.0.1 -p 7402 2>&1)
-if echo "$out" | grep -q "rdma_bind_addr: No such device"; then
-	echo "ok   bind to 127.0.0.1: ENODEV"
-else
-	echo "FAIL bind to 127.0.0.1: $out"
-	failed=$((failed + 1))
-fi
+# rdma_cm's loopback addresses are its wildcard (cma.c's cma_any_addr):
+# a server bound to 127.0.0.1 takes connections to host A's address, and a
+# client of 127.0.0.1 resolves its address but finds no route (ENODEV), as
+# the kernel answers on rxe.
+step "rping, the server bound to 127.0.0.1" "match:ping data: rdma-ping-9:" \
+	$port rping -s -v -a 127.0.0.1 -p $port -C 10 -- \
+	rping -c -v -a $a4 -p $port -C 10
+expect_fail() { # NAME MESSAGE CMD...: CMD fails, saying MESSAGE
+	local name=$1 message=$2 out
+	shift 2
+	out=$(timeout 30 "$@" 2>&1)
+	if [ $? != 0 ] && echo "$out" | grep -q "$message"; then
+		echo "ok   $name"
+	else
+		echo "FAIL $name: $out"
+		failed=$((failed + 1))
+	fi
+}
+expect_fail "client of 127.0.0.1: no route" "rdma_resolve_route: No such device" \
+	ringnic-run rping -c -a 127.0.0.1 -p 7403 -C 1
+# An address of host A that no RDMA device has: ENODEV, as the kernel's.
+ip addr add 198.18.9.1/32 dev lo
+expect_fail "bind to a host address without RDMA: ENODEV" \
+	"rdma_bind_addr: No such device" ringnic-run rping -s -a 198.18.9.1 -p 7402
 
 # A server that dies holding an undecided connect request: its listener
 # and the request go with its channel, and the client is rejected (28,
