@@ -6,8 +6,9 @@
 #   wire:  the server on ringnic0 (host A), the client on ringnic1 (host B),
 #          every CM message a MAD on the veth pair (tests/wire/lib.sh).
 # rdmacm-utils (rping, ucmatose, udaddy, rdma_server/rdma_client), perftest
-# with -R, qperf's -cm1 tests; then what a refused or abandoned connection
-# must give: REJECTED with Linux's reasons, never a hang.
+# with -R, qperf's -cm1 tests, libfabric's verbs MSG and RxM endpoints; then
+# what a refused or abandoned connection must give: REJECTED with Linux's
+# reasons, never a hang.
 set -u
 . "$(dirname "$0")/../wire/lib.sh"
 mode=${2:?usage: tools.sh BUILD_DIR local\|wire}
@@ -81,6 +82,27 @@ step "ib_read_lat -R" perftest-lat $port \
 # qperf's control connection is TCP; its RC QPs meet through rdma_cm.
 RN_PAIR_CM_LOG= step "qperf -cm1 rc_bw rc_lat" "match:latency +=" 19765 \
 	qperf -- qperf -cm1 -m 65536 $a4 rc_bw rc_lat quit
+
+# libfabric's verbs provider (libfabric 1.17): it offers ringnic0 for
+# FI_EP_MSG, and fi_pingpong passes over a MSG endpoint and over RxM's RDM
+# endpoint, which is built on MSG endpoints.  The two meet through the
+# server's name sent over fi_pingpong's TCP control connection, then
+# rdma_cm.  The server names no address: the verbs provider binds
+# "localhost", which rdma_cm takes for the wildcard, as the kernel does.
+if ringnic-run fi_info -p verbs | grep -A2 "domain: ringnic0\$" |
+	grep -q "type: FI_EP_MSG"; then
+	echo "ok   fi_info -p verbs: ringnic0 for FI_EP_MSG"
+else
+	echo "FAIL fi_info -p verbs: no ringnic0 for FI_EP_MSG"
+	failed=$((failed + 1))
+fi
+fi_pingpong_() {
+	RN_PAIR_CM_LOG= step "fi_pingpong $*" "match:^1m +100 +=100 " $port \
+		fi_pingpong -B $port "$@" -- \
+		fi_pingpong -P $port "$@" $a4
+}
+fi_pingpong_ -p verbs -e msg -I 100 -c
+fi_pingpong_ -p "verbs;ofi_rxm" -e rdm -I 100 -c
 
 # No listener on the port: Linux's REJ "invalid service ID" (8), at once.
 out=$(timeout 30 "${client_host[@]}" ringnic-run rping -c -a $a4 -p 7400 -C 1 2>&1)
