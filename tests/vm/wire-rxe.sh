@@ -34,8 +34,10 @@
 #   cm      rdma_cm: librdmacm programs with rnw0 in userspace mode (the
 #           shim and ringnicd's CM) on one end and the kernel's rdma_cm on
 #           rxe0 on the other, ringnic as server and as client: rping
-#           (IPv4, IPv6), ucmatose, udaddy (SIDR), ib_write_bw -R, and a
-#           connection to a port nobody listens on (REJECTED 8)
+#           (IPv4, IPv6), ucmatose, udaddy (SIDR), ib_write_bw -R,
+#           fi_pingpong over libfabric's MSG and RxM endpoints, a server
+#           bound to 127.0.0.1 (rdma_cm's wildcard), and a connection to a
+#           port nobody listens on (REJECTED 8)
 #   nogso   rnw0's veth with transmit checksum offload off, where 6.1
 #           refuses UDP GSO (EIO): ringnicd must say so and send packet by
 #           packet, each ICRC sealed for the IPv4 ID it now leaves with,
@@ -233,6 +235,22 @@ cm_no_listener() { # S C
 	grep -q "REJECTED, error 8" <<<"$out"
 }
 
+# fi_pingpong over libfabric's verbs provider, server at end S, client at
+# end C: they meet through fi_pingpong's TCP control connection, then
+# rdma_cm.  The server binds "localhost", which rdma_cm takes for the
+# wildcard.
+# RxM sizes its CQs by FI_UNIVERSE_SIZE (default 256): more entries than
+# rxe's max_cqe (32767), and fi_enable fails with EINVAL; 64 fits.
+cm_fi_pair() { # S C LARGEST ARGS...: LARGEST, the last size reported
+	local s=$1 c=$2 largest=$3
+	shift 3
+	# shellcheck disable=SC2086 # run[] holds a launcher's words
+	FI_UNIVERSE_SIZE=64 RN_PAIR_LISTEN_NETNS=${netns[$s]} "$src/tests/pair.sh" \
+		"match:^$largest +50 +=50 " $port ${run[$s]} \
+		fi_pingpong -B $port -I 50 -c "$@" -- \
+		${run[$c]} fi_pingpong -P $port -I 50 -c "$@" "${addr4[$s]}"
+}
+
 # cm_matrix S C: the rdma_cm tools, server at end S, client at end C.
 cm_matrix() {
 	local s=$1 c=$2 t="$1->$2 rdma_cm" a4=${addr4[$1]} a6=${addr6[$1]}
@@ -255,7 +273,27 @@ cm_matrix() {
 		ib_write_bw -R -d ${dev[$s]} -n 200 -p $port -- \
 		ib_write_bw -R -d ${dev[$c]} -n 200 -p $port $a4
 	step "$t no listener: REJECTED 8" cm_no_listener $s $c
+	# A loopback address is rdma_cm's wildcard (cma_any_addr).
+	port=$((port + 1))
+	step "$t rping, the server bound to 127.0.0.1" cm_pair \
+		"match:ping data: rdma-ping-9:" $s $c $port \
+		rping -s -v -a 127.0.0.1 -p $port -C 10 -- \
+		rping -c -v -a $a4 -p $port -C 10
+	port=$((port + 1))
+	step "$t fi_pingpong -e msg" cm_fi_pair $s $c 1m -p verbs -e msg
+	# RxM: 1 KiB goes eager (SENDs), 64 KiB by rendezvous (the receiver
+	# READs it).  Not 1 MiB: under TCG those transfers went into
+	# go-back-N retries (rnw0's local_ack_timeout_err moved 34 and 68
+	# times) and outlasted the pair's 90 s (issue 14: READs larger than
+	# the window).
+	port=$((port + 1))
+	step "$t fi_pingpong RxM 1 KiB" cm_fi_pair $s $c 1k \
+		-p "verbs;ofi_rxm" -e rdm -S 1024
+	port=$((port + 1))
+	step "$t fi_pingpong RxM 64 KiB" cm_fi_pair $s $c 64k \
+		-p "verbs;ofi_rxm" -e rdm -S 65536
 }
+
 
 # matrix A B FAMILY [quick]: the tools with A as server and B as client;
 # "quick" keeps one pingpong size and the RC perftest tools that move data
