@@ -96,10 +96,12 @@ else
 	echo "FAIL fi_info -p verbs: no ringnic0 for FI_EP_MSG"
 	failed=$((failed + 1))
 fi
+# Each names its domain: ringnic-run lists both devices in wire mode, and
+# a wildcard listener is on no device to choose one by.
 fi_pingpong_() {
 	RN_PAIR_CM_LOG= step "fi_pingpong $*" "match:^1m +100 +=100 " $port \
-		fi_pingpong -B $port "$@" -- \
-		fi_pingpong -P $port "$@" $a4
+		fi_pingpong -d ringnic0 -B $port "$@" -- \
+		fi_pingpong -d $cdev -P $port "$@" $a4
 }
 fi_pingpong_ -p verbs -e msg -I 100 -c
 fi_pingpong_ -p "verbs;ofi_rxm" -e rdm -I 100 -c
