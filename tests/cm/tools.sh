@@ -35,7 +35,7 @@ step() { # NAME CHECK PORT SERVER-ARGS... -- CLIENT-ARGS...
 		echo "ok   $name"
 	else
 		echo "FAIL $name"
-		echo "$out" | tail -n 20
+		echo "$out" | tail -n 60
 		failed=$((failed + 1))
 	fi
 	port=$((port + 1))
