@@ -72,6 +72,12 @@ static int real_close(int fd)
 
 struct chan {
 	int sock; /* the SEQPACKET connection to ringnicd */
+	/*
+	 * The application's end of the event pair, duplicated: GET_EVENT
+	 * reads it, so that a close of the application's descriptor in
+	 * another thread leaves it waiting, as the kernel's file does.
+	 */
+	int events;
 	__u64 token; /* from the hello reply, for MIGRATE_ID */
 	pthread_mutex_t cmd_lock; /* one command at a time on sock */
 	int refs; /* under table_lock: the table's, and each command's */
@@ -118,6 +124,11 @@ static int chan_add(int fd, int sock, __u64 token)
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -1;
+	ch->events = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (ch->events < 0) {
+		free(ch);
+		return -1;
+	}
 	ch->sock = sock;
 	ch->token = token;
 	pthread_mutex_init(&ch->cmd_lock, NULL);
@@ -131,6 +142,7 @@ static int chan_add(int fd, int sock, __u64 token)
 		if (!page) {
 			pthread_mutex_unlock(&table_lock);
 			pthread_mutex_destroy(&ch->cmd_lock);
+			real_close(ch->events);
 			free(ch);
 			return -1;
 		}
@@ -169,6 +181,7 @@ static void chan_put(struct chan *ch)
 	if (!last)
 		return;
 	real_close(ch->sock);
+	real_close(ch->events);
 	pthread_mutex_destroy(&ch->cmd_lock);
 	free(ch);
 }
@@ -374,8 +387,8 @@ out:
  * the caller's response buffer (as the kernel's copy_to_user, a bad
  * pointer is EFAULT).
  */
-static int command(int fd, const void *msg, size_t size, void *resp,
-		   size_t out)
+static int command_on(struct chan *ch, const void *msg, size_t size,
+		      void *resp, size_t out)
 {
 	struct rn_cm_reply reply;
 	struct iovec iov[2] = {
@@ -383,14 +396,10 @@ static int command(int fd, const void *msg, size_t size, void *resp,
 		{ .iov_base = resp, .iov_len = resp ? out : 0 },
 	};
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
-	struct chan *ch;
 	int cancel, ret = -1;
 	ssize_t n;
 
-	ch = chan_get(fd);
-	if (!ch)
-		return -1;
-	/* A cancellation here would keep cmd_lock and the reference. */
+	/* A cancellation here would keep cmd_lock. */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&ch->cmd_lock);
 	do
@@ -416,46 +425,65 @@ static int command(int fd, const void *msg, size_t size, void *resp,
 	}
 	pthread_mutex_unlock(&ch->cmd_lock);
 	pthread_setcancelstate(cancel, NULL);
+	return ret;
+}
+
+static int command(int fd, const void *msg, size_t size, void *resp,
+		   size_t out)
+{
+	struct chan *ch = chan_get(fd);
+	int ret;
+
+	if (!ch)
+		return -1;
+	ret = command_on(ch, msg, size, resp, out);
 	chan_put(ch);
 	return ret;
 }
 
+static void chan_put_cleanup(void *ch)
+{
+	chan_put(ch);
+}
+
 /*
- * Waits for ringnicd's byte on the descriptor, then asks for the event.  A
- * byte whose event was discarded meanwhile gets EAGAIN: wait again.
+ * Waits for ringnicd's byte, then asks for the event.  A byte whose event
+ * was discarded meanwhile gets EAGAIN: wait again.  The channel is held
+ * throughout, as the kernel holds the file during the write: a close of
+ * fd in another thread meanwhile leaves this one waiting (until the
+ * process ends, unless an event comes), never EBADF.  rping's event
+ * thread counts on it.
  */
 static int get_event(int fd, const void *msg, size_t size, void *resp,
 		     size_t out)
 {
+	struct chan *ch = chan_get(fd);
 	char bytes[64];
-	struct chan *ch;
+	int ret = -1, err;
 	ssize_t n;
 
+	if (!ch)
+		return -1;
+	pthread_cleanup_push(chan_put_cleanup, ch);
 	for (;;) {
-		n = read(fd, bytes, sizeof(bytes));
+		n = read(ch->events, bytes, sizeof(bytes));
 		if (n < 0)
-			return -1;
-		if (n == 0) {
-			/*
-			 * ringnicd closed the pair: it is gone, or another
-			 * thread closed the channel under us.  The kernel
-			 * leaves a GET_EVENT on a closed file asleep until the
-			 * process ends (rping's event thread counts on it);
-			 * sleep likewise, cancellable.
-			 */
-			ch = chan_get(fd);
-			if (!ch)
-				for (;;)
-					pause();
-			chan_put(ch);
+			break;
+		if (n == 0) { /* ringnicd closed the pair: it is gone */
 			errno = ENODEV;
-			return -1;
+			break;
 		}
-		if (!command(fd, msg, size, resp, out))
-			return 0;
-		if (errno != EAGAIN || (fcntl(fd, F_GETFL) & O_NONBLOCK))
-			return -1;
+		if (!command_on(ch, msg, size, resp, out)) {
+			ret = 0;
+			break;
+		}
+		if (errno != EAGAIN || (fcntl(ch->events, F_GETFL) & O_NONBLOCK))
+			break;
 	}
+	err = errno;
+	pthread_cleanup_pop(1);
+	errno = err;
+	return ret;
 }
 
 /* Where the command's response pointer is, or -1 if it has none. */
