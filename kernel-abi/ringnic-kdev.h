@@ -14,8 +14,8 @@
  *   ioctl(RN_KDEV_ATTACH)  become the engine of one ringnic ib_device
  *   read()                 one struct rn_kdev_req (blocks unless O_NONBLOCK;
  *                          poll() says when one waits)
- *   write()                one struct rn_kdev_reply, struct rn_kdev_event or
- *                          struct rn_kdev_counters
+ *   write()                one struct rn_kdev_reply, struct rn_kdev_event,
+ *                          struct rn_kdev_counters or struct rn_kdev_gsi
  * Closing it (ringnicd exiting) detaches: every open context of the device
  * gets IBV_EVENT_DEVICE_FATAL and fails from then on.
  *
@@ -54,6 +54,7 @@ struct rn_kdev_attach {
 enum rn_kdev_req_type {
 	RN_KDEV_REQUEST = 1, /* body is a control request; reply expected */
 	RN_KDEV_CLOSE, /* the context is gone: free what it had; no reply */
+	RN_KDEV_GSI_SEND, /* body is a struct rn_kdev_gsi to send; no reply */
 };
 
 struct rn_kdev_req {
@@ -72,6 +73,7 @@ enum rn_kdev_out_type {
 	RN_KDEV_REPLY = 1,
 	RN_KDEV_EVENT,
 	RN_KDEV_COUNTERS,
+	RN_KDEV_GSI_RECV,
 };
 
 struct rn_kdev_reply {
@@ -109,6 +111,36 @@ struct rn_kdev_counters {
 	__u32 type; /* RN_KDEV_COUNTERS */
 	__u32 count; /* RN_CNT_MAX */
 	__u64 values[RN_CNT_MAX];
+};
+
+/*
+ * A datagram of QP1, the GSI QP over which the kernel's MAD layer runs its
+ * CM (rdma_cm in kernel mode).  The stub keeps that QP and its queues; the
+ * datagrams go through ringnicd, which sends and receives them as RoCEv2
+ * UD packets from and to QP 1 (../shared/RDMACM.md 2.4).
+ *   RN_KDEV_GSI_SEND (a request's body): send mad from our GID sgid_index
+ *     to QP remote_qpn at gid, under qkey.
+ *   RN_KDEV_GSI_RECV (written, type set): mad arrived from QP remote_qpn
+ *     at gid, to our GID sgid_index, under qkey; ipv4 says which IP
+ *     version carried it (the stub rebuilds the header the kernel reads).
+ */
+#define RN_KDEV_MAD_MAX 256
+
+struct rn_kdev_gsi {
+	__u32 type; /* RN_KDEV_GSI_RECV when written; 0 in a request body */
+	__u32 len; /* bytes of mad */
+	__u8 gid[16]; /* the peer's */
+	__u8 local_gid[16]; /* RECV: ours it came to (SEND: unused) */
+	__u32 sgid_index;
+	__u32 remote_qpn;
+	__u32 qkey;
+	__u32 flow_label;
+	__u8 traffic_class;
+	__u8 hop_limit;
+	__u8 ipv4;
+	__u8 reserved;
+	__u32 reserved2;
+	__u8 mad[RN_KDEV_MAD_MAX];
 };
 
 /* ---- the provider's side: driver data of the uverbs commands ---------- */
@@ -176,6 +208,8 @@ _Static_assert(sizeof(struct rn_kdev_reply) == 40 + RN_CTL_MSG_MAX, "reply layou
 _Static_assert(sizeof(struct rn_kdev_event) == 16, "event layout");
 _Static_assert(sizeof(struct rn_kdev_counters) == 8 + 8 * RN_CNT_MAX,
 	       "counters layout");
+_Static_assert(sizeof(struct rn_kdev_gsi) == 320, "gsi layout");
+_Static_assert(sizeof(struct rn_kdev_gsi) <= RN_CTL_MSG_MAX, "gsi in a req");
 _Static_assert(sizeof(struct rn_kdev_cmd) == 16, "cmd layout");
 _Static_assert(sizeof(struct rn_kdev_cmd_resp) == 32, "cmd resp layout");
 _Static_assert(_Alignof(struct rn_kdev_cmd_resp) == 4, "4-byte aligned");

@@ -24,9 +24,9 @@
 DEFINE_SPINLOCK(rn_lock);
 atomic_t rn_live_reqs = ATOMIC_INIT(0);
 
-struct rn_req *rn_req_new(u32 type)
+static struct rn_req *req_alloc(u32 type, gfp_t gfp)
 {
-	struct rn_req *req = kzalloc(sizeof(*req), GFP_KERNEL);
+	struct rn_req *req = kzalloc(sizeof(*req), gfp);
 
 	if (!req)
 		return NULL;
@@ -38,6 +38,11 @@ struct rn_req *rn_req_new(u32 type)
 	req->pid = get_pid(task_tgid(current));
 	req->uid = current_uid();
 	return req;
+}
+
+struct rn_req *rn_req_new(u32 type)
+{
+	return req_alloc(type, GFP_KERNEL);
 }
 
 static void req_release(struct kref *ref)
@@ -101,6 +106,37 @@ int rn_req_call(struct rn_ucontext *uc, struct rn_req *req)
 	return req->status;
 }
 
+/*
+ * Hand a datagram of the kernel's QP1 to ringnicd, from any context (the
+ * MAD layer posts with interrupts off).  With no ringnicd, or one that
+ * stopped reading, it is lost, as on a link that is down: the MAD layer
+ * retries.
+ */
+#define RN_GSI_QUEUE_MAX 1024
+
+void rn_daemon_gsi_send(struct rn_dev *dev, const struct rn_kdev_gsi *g)
+{
+	struct rn_req *req = req_alloc(RN_KDEV_GSI_SEND, GFP_ATOMIC);
+	struct rn_daemon *d;
+
+	if (!req)
+		return;
+	req->len = sizeof(*g);
+	memcpy(req->body, g, sizeof(*g));
+	spin_lock(&rn_lock);
+	d = dev->daemon;
+	if (d && dev->gsi_queued < RN_GSI_QUEUE_MAX) {
+		dev->gsi_queued++;
+		req->seq = ++d->next_seq;
+		list_add_tail(&req->link, &d->unread); /* the list takes ours */
+		wake_up_interruptible(&d->readq);
+		req = NULL;
+	}
+	spin_unlock(&rn_lock);
+	if (req)
+		rn_req_put(req);
+}
+
 /* The context is gone: tell ringnicd, which frees what it had. */
 void rn_req_close(struct rn_ucontext *uc, struct rn_req *close)
 {
@@ -156,6 +192,7 @@ void rn_daemon_detach_dev(struct rn_dev *dev, bool fatal)
 		return;
 	}
 	dev->daemon = NULL;
+	dev->gsi_queued = 0;
 	d->dev = NULL;
 	list_splice_init(&d->unread, &gone);
 	list_splice_init(&d->waiting, &gone);
@@ -233,8 +270,11 @@ static struct rn_req *take_unread(struct rn_daemon *d, int *err)
 		*err = -ENODEV;
 	else
 		req = list_first_entry_or_null(&d->unread, struct rn_req, link);
-	if (req)
+	if (req) {
 		list_del_init(&req->link);
+		if (req->type == RN_KDEV_GSI_SEND)
+			d->dev->gsi_queued--;
+	}
 	spin_unlock(&rn_lock);
 	return req;
 }
@@ -250,6 +290,8 @@ static void put_back(struct rn_daemon *d, struct rn_req *req,
 {
 	spin_lock(&rn_lock);
 	if (d->dev) {
+		if (req->type == RN_KDEV_GSI_SEND)
+			d->dev->gsi_queued++; /* only ever back to unread */
 		list_add(&req->link, where);
 		req = NULL;
 	}
@@ -474,6 +516,28 @@ static ssize_t write_counters(struct rn_daemon *d, const char __user *buf)
 	return ret;
 }
 
+/* A datagram ringnicd received for QP 1: into the kernel's GSI QP. */
+static ssize_t write_gsi(struct rn_daemon *d, const char __user *buf)
+{
+	struct rn_kdev_gsi *g = memdup_user(buf, sizeof(*g));
+	ssize_t ret = sizeof(*g);
+
+	if (IS_ERR(g))
+		return PTR_ERR(g);
+	if (g->len > RN_KDEV_MAD_MAX) {
+		kfree(g);
+		return -EINVAL;
+	}
+	spin_lock(&rn_lock);
+	if (d->dev)
+		rn_gsi_recv_locked(d->dev, g);
+	else
+		ret = -ENODEV;
+	spin_unlock(&rn_lock);
+	kfree(g);
+	return ret;
+}
+
 static ssize_t kdev_write(struct file *f, const char __user *buf, size_t count,
 			  loff_t *pos)
 {
@@ -488,6 +552,8 @@ static ssize_t kdev_write(struct file *f, const char __user *buf, size_t count,
 		return write_event(d, buf);
 	if (type == RN_KDEV_COUNTERS && count == sizeof(struct rn_kdev_counters))
 		return write_counters(d, buf);
+	if (type == RN_KDEV_GSI_RECV && count == sizeof(struct rn_kdev_gsi))
+		return write_gsi(d, buf);
 	return -EINVAL;
 }
 

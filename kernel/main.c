@@ -9,6 +9,7 @@
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <net/addrconf.h>
+#include <rdma/ib_mad.h>
 #include <rdma/rdma_netlink.h>
 
 #include "ringnic.h"
@@ -94,7 +95,9 @@ static int rn_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_SRQ_RESIZE | IB_DEVICE_XRC |
 			      IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B;
-	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
+	/* The MAD layer's buffers are named by address (gsi.c): no lkey. */
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING |
+			      IBK_LOCAL_DMA_LKEY;
 	a->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	a->odp_caps.per_transport_caps.rc_odp_caps = RN_ODP_RELIABLE;
 	a->odp_caps.per_transport_caps.uc_odp_caps =
@@ -164,8 +167,9 @@ static int rn_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 static int rn_port_immutable(struct ib_device *ibdev, u32 port,
 			     struct ib_port_immutable *im)
 {
-	/* RoCEv2 only: no MADs, so no CM and no kernel QP1. */
-	im->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+	/* RoCEv2 with MADs: the kernel's CM runs over its QP1 (gsi.c). */
+	im->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	im->max_mad_size = IB_MGMT_MAD_SIZE;
 	im->pkey_tbl_len = RN_PKEY_TABLE_LEN;
 	im->gid_tbl_len = RN_GID_TABLE_LEN;
 	return 0;
@@ -181,31 +185,7 @@ static void rn_get_fw_ver_str(struct ib_device *ibdev, char *str)
 	snprintf(str, IB_FW_VERSION_NAME_MAX, "%s", RN_FW_VERSION);
 }
 
-/* Core objects and kernel consumers: the device serves userspace only. */
-static int rn_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-			const struct ib_send_wr **bad)
-{
-	*bad = wr;
-	return -EOPNOTSUPP;
-}
-
-static int rn_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
-			const struct ib_recv_wr **bad)
-{
-	*bad = wr;
-	return -EOPNOTSUPP;
-}
-
-static int rn_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
-{
-	return -EOPNOTSUPP;
-}
-
-static int rn_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
-{
-	return -EOPNOTSUPP;
-}
-
+/* Kernel consumers get QP1 only (gsi.c), whose buffers need no MR. */
 static struct ib_mr *rn_get_dma_mr(struct ib_pd *pd, int access)
 {
 	return ERR_PTR(-EOPNOTSUPP);
@@ -278,13 +258,9 @@ static const struct ib_device_ops rn_dev_ops = {
 	.get_hw_stats = rn_get_hw_stats,
 	.get_link_layer = rn_link_layer,
 	.get_port_immutable = rn_port_immutable,
-	.poll_cq = rn_poll_cq,
-	.post_recv = rn_post_recv,
-	.post_send = rn_post_send,
 	.query_device = rn_query_device,
 	.query_pkey = rn_query_pkey,
 	.query_port = rn_query_port,
-	.req_notify_cq = rn_req_notify_cq,
 };
 
 static bool ndev_taken(struct net_device *ndev)
@@ -328,6 +304,7 @@ static int rn_newlink(const char *name, struct net_device *ndev)
 	addrconf_addr_eui48((u8 *)&dev->ibdev.node_guid, ndev->dev_addr);
 	ib_set_device_ops(&dev->ibdev, &rn_dev_ops);
 	ib_set_device_ops(&dev->ibdev, &rn_verbs_ops);
+	ib_set_device_ops(&dev->ibdev, &rn_kernel_ops);
 	ret = ib_device_set_netdev(&dev->ibdev, ndev, 1);
 	if (!ret)
 		ret = ib_register_device(&dev->ibdev, name, NULL);

@@ -38,6 +38,8 @@ struct rn_dev {
 	struct xarray contexts; /* ringnicd's context id -> struct rn_ucontext */
 	u32 next_ctx;
 	u64 counters[RN_CNT_MAX]; /* the port's, as ringnicd last sent them */
+	struct rn_qp *gsi; /* the kernel's QP1 (gsi.c), or NULL */
+	u32 gsi_queued; /* its datagrams waiting for ringnicd to read them */
 };
 
 /* A ringnicd that opened RN_KDEV_PATH; file->private_data. */
@@ -115,15 +117,20 @@ struct rn_mmap_entry {
 
 struct rn_pd {
 	struct ib_pd ibpd;
-	struct rn_ucontext *uc;
+	struct rn_ucontext *uc; /* NULL: a kernel consumer's, ringnicd's no */
 	u32 handle;
 };
 
+struct rn_kcq;
+struct rn_gsi;
+
+/* A CQ: an application's (ringnicd's, mapped), or a kernel consumer's. */
 struct rn_cq {
 	struct ib_cq ibcq;
 	struct rn_ucontext *uc;
 	u32 handle;
 	struct rdma_user_mmap_entry *mem;
+	struct rn_kcq *kcq; /* a kernel consumer's: its completions (gsi.c) */
 };
 
 /*
@@ -136,6 +143,7 @@ struct rn_qp {
 	u32 handle;
 	struct rdma_user_mmap_entry *mem;
 	struct rn_devctx *devctx; /* XRC target QPs only: held */
+	struct rn_gsi *gsi; /* the kernel's QP1 only (gsi.c) */
 };
 
 struct rn_mr {
@@ -144,10 +152,18 @@ struct rn_mr {
 	u32 handle;
 };
 
+/* An AH: ringnicd's (handle), or, with no context, a kernel consumer's. */
 struct rn_ah {
 	struct ib_ah ibah;
 	struct rn_ucontext *uc;
 	u32 handle;
+	struct {
+		u8 dgid[16];
+		u32 sgid_index;
+		u32 flow_label;
+		u8 traffic_class;
+		u8 hop_limit;
+	} kernel;
 };
 
 struct rn_srq {
@@ -198,6 +214,19 @@ struct rn_req *rn_req_new(u32 type);
 void rn_req_put(struct rn_req *req);
 int rn_req_call(struct rn_ucontext *uc, struct rn_req *req);
 void rn_req_close(struct rn_ucontext *uc, struct rn_req *close);
+void rn_daemon_gsi_send(struct rn_dev *dev, const struct rn_kdev_gsi *g);
+
+/* gsi.c */
+extern const struct ib_device_ops rn_kernel_ops;
+int rn_kcq_create(struct rn_cq *cq, const struct ib_cq_init_attr *attr);
+void rn_kcq_destroy(struct rn_cq *cq);
+int rn_kah_init(struct rn_ah *ah, const struct rdma_ah_attr *a);
+int rn_gsi_create(struct rn_qp *qp, struct ib_qp_init_attr *init);
+int rn_gsi_modify(struct rn_qp *qp, const struct ib_qp_attr *attr, int mask);
+int rn_gsi_query(struct rn_qp *qp, struct ib_qp_attr *attr,
+		 struct ib_qp_init_attr *init);
+void rn_gsi_destroy(struct rn_qp *qp);
+void rn_gsi_recv_locked(struct rn_dev *dev, const struct rn_kdev_gsi *g);
 
 /* verbs.c */
 extern const struct ib_device_ops rn_verbs_ops;

@@ -5,7 +5,7 @@
  * driver response; memory ringnicd sends back becomes an mmap of the uverbs
  * file.  Destroying one tells ringnicd and always succeeds: a device whose
  * ringnicd is gone has nothing left to free.  Kernel consumers (no udata)
- * are not served.
+ * get only what the kernel's MAD layer needs for QP1 (gsi.c).
  *
  * The stub reads nothing of a request but the handles: where the kernel
  * has resolved an object a request names (PD, CQ, SRQ, XRC domain), the
@@ -494,7 +494,7 @@ static int rn_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	int ret;
 
 	if (!udata)
-		return -EOPNOTSUPP;
+		return 0; /* a kernel consumer's: nothing of ringnicd's */
 	pd->uc = udata_uc(udata);
 	req = req_from_udata(udata, RN_CTL_ALLOC_PD, 0);
 	if (IS_ERR(req))
@@ -515,7 +515,8 @@ static int rn_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct rn_pd *pd = container_of(ibpd, struct rn_pd, ibpd);
 
-	destroy_handle(pd->uc, RN_CTL_DEALLOC_PD, pd->handle);
+	if (pd->uc)
+		destroy_handle(pd->uc, RN_CTL_DEALLOC_PD, pd->handle);
 	return 0;
 }
 
@@ -617,7 +618,7 @@ static int rn_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	int ret;
 
 	if (!udata)
-		return -EOPNOTSUPP;
+		return rn_kcq_create(cq, attr);
 	if (attr->flags)
 		return -EOPNOTSUPP;
 	cq->uc = udata_uc(udata);
@@ -647,6 +648,10 @@ static int rn_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct rn_cq *cq = container_of(ibcq, struct rn_cq, ibcq);
 
+	if (cq->kcq) {
+		rn_kcq_destroy(cq);
+		return 0;
+	}
 	/* No event reaches it once it is out of the table (see daemon.c). */
 	spin_lock(&rn_lock);
 	xa_erase(&cq->uc->cqs, cq->handle);
@@ -759,6 +764,8 @@ static int rn_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct rn_req *req;
 	int ret;
 
+	if (!udata && init->qp_type == IB_QPT_GSI)
+		return rn_gsi_create(qp, init);
 	if (!qp_type_served(init->qp_type) || init->create_flags ||
 	    (!udata && !tgt))
 		return -EOPNOTSUPP;
@@ -815,6 +822,8 @@ static int rn_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct rn_req *req;
 	int ret;
 
+	if (qp->gsi)
+		return rn_gsi_modify(qp, attr, mask);
 	if (!udata)
 		return -EOPNOTSUPP;
 	req = req_from_udata(udata, RN_CTL_MODIFY_QP, 0);
@@ -878,9 +887,12 @@ static int rn_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		       struct ib_qp_init_attr *init)
 {
 	struct rn_qp *qp = container_of(ibqp, struct rn_qp, ibqp);
-	struct rn_req *req = req_handle(RN_CTL_QUERY_QP, qp->handle);
+	struct rn_req *req;
 	int ret;
 
+	if (qp->gsi)
+		return rn_gsi_query(qp, attr, init);
+	req = req_handle(RN_CTL_QUERY_QP, qp->handle);
 	if (!req)
 		return -ENOMEM;
 	ret = call(qp->uc, req, sizeof(struct rn_ctl_query_qp_resp));
@@ -896,6 +908,10 @@ static int rn_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct rn_qp *qp = container_of(ibqp, struct rn_qp, ibqp);
 
+	if (qp->gsi) {
+		rn_gsi_destroy(qp);
+		return 0;
+	}
 	spin_lock(&rn_lock);
 	xa_erase(&qp->uc->qps, qp->handle);
 	spin_unlock(&rn_lock);
@@ -912,7 +928,8 @@ static int rn_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
  * libibverbs' create_ah command carries no driver data: the request is
  * made of the address the kernel resolved (its GID entry checked, RoCE
  * only).  The answer, ringnicd's handle, which UD sends name, goes back as
- * the driver response.  Kernel consumers get EOPNOTSUPP, as for any object.
+ * the driver response.  A kernel consumer's AH (the MAD layer's, made in
+ * atomic context) stays the stub's: see gsi.c.
  */
 static int rn_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			struct ib_udata *udata)
@@ -925,8 +942,10 @@ static int rn_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	struct rn_req *req;
 	int ret;
 
+	if (!udata)
+		return rn_kah_init(ah, a);
 	/* Waiting for ringnicd sleeps. */
-	if (!udata || !(init->flags & RDMA_CREATE_AH_SLEEPABLE))
+	if (!(init->flags & RDMA_CREATE_AH_SLEEPABLE))
 		return -EOPNOTSUPP;
 	if (a->type != RDMA_AH_ATTR_TYPE_ROCE)
 		return -EINVAL;
@@ -966,7 +985,9 @@ static int rn_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	struct rn_ah *ah = container_of(ibah, struct rn_ah, ibah);
 
-	/* Only kernel AHs, which we never make, go without sleeping. */
+	if (!ah->uc)
+		return 0; /* a kernel consumer's */
+	/* Only kernel AHs go without sleeping. */
 	if (!WARN_ON_ONCE(!(flags & RDMA_DESTROY_AH_SLEEPABLE)))
 		destroy_handle(ah->uc, RN_CTL_DESTROY_AH, ah->handle);
 	return 0;
