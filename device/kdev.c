@@ -17,6 +17,7 @@
 
 #include "kernel-abi/ringnic-kdev.h"
 #include "requests.h"
+#include "wire/wire.h"
 
 bool rn_kdev_present(const char *name)
 {
@@ -170,6 +171,20 @@ static void serve(struct rn_device *dev, struct rn_kdev_req *req)
 		rn_client_destroy(client);
 }
 
+/* A datagram the kernel's QP1 sends (its MAD layer: the CM's MADs). */
+static void gsi_send(struct rn_device *dev, const struct rn_kdev_req *req)
+{
+	struct rn_kdev_gsi g;
+
+	if (req->len != sizeof(g))
+		return;
+	memcpy(&g, req->body, sizeof(g));
+	if (g.len > sizeof(g.mad) || g.sgid_index >= RN_GID_TABLE_LEN)
+		return;
+	rn_wire_gsi_send(dev, (int)g.sgid_index, g.gid, g.remote_qpn, g.qkey,
+			 g.mad, g.len);
+}
+
 void rn_kdev_readable(struct rn_device *dev)
 {
 	struct rn_kdev_req req;
@@ -194,6 +209,8 @@ void rn_kdev_readable(struct rn_device *dev)
 
 			if (client)
 				rn_client_destroy(client);
+		} else if (req.type == RN_KDEV_GSI_SEND) {
+			gsi_send(dev, &req);
 		} else {
 			serve(dev, &req);
 		}

@@ -158,7 +158,6 @@ struct rn_cm {
 	struct rn_table ids; /* handle -> struct rn_cm_id */
 	uint32_t comm_gen; /* the high bits of the next local comm ID */
 	uint32_t hi_tid; /* the high half of our transaction IDs */
-	uint32_t gsi_psn; /* of QP1's datagrams */
 };
 
 /* channel.c */

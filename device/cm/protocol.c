@@ -67,29 +67,13 @@ static uint32_t random24(void)
 static void gsi_send(struct rn_cm *cm, int gid_index, const uint8_t *dgid,
 		     const uint8_t *mad)
 {
-	struct rn_device *dev = cm->dev;
-	struct rn_wire_peer peer;
-	struct rn_pkt p = {
-		.opcode = RN_PKT_UD | RN_PKT_OP_SEND_ONLY,
-		.dqpn = 1,
-		.psn = cm->gsi_psn++ & RN_PKT_MASK24,
-		.deth = { RN_CM_GSI_QKEY, 1 },
-		.payload = mad,
-		.payload_len = RN_CM_MAD_LEN,
-	};
-
 	if (rn_log_debug())
 		rn_dbg("cm: MAD %#x out, comm IDs %#x %#x\n",
 		       (unsigned int)rn_mad_get(mad, 16, 2),
 		       (uint32_t)rn_mad_get(mad, RN_MAD_HDR_LEN, 4),
 		       (uint32_t)rn_mad_get(mad, RN_MAD_HDR_LEN + 4, 4));
-	if (gid_index < 0 ||
-	    !rn_wire_peer_of(dev, (unsigned int)gid_index, dgid, &peer)) {
-		dev->port.counters[RN_CNT_NO_ROUTE]++;
-		return;
-	}
-	rn_wire_send(dev, &peer, &p, NULL, NULL);
-	rn_wire_flush(dev);
+	rn_wire_gsi_send(cm->dev, gid_index, dgid, 1, RN_CM_GSI_QKEY, mad,
+			 RN_CM_MAD_LEN);
 }
 
 static void send_mad(struct rn_cm_id *id)

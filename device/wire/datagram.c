@@ -8,9 +8,12 @@
  * for IPv4, the Identification recovered from the ICRC.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cm/cm.h"
+#include "kernel-abi/ringnic-kdev.h"
 #include "wire/wire.h"
 
 struct ud_src {
@@ -64,6 +67,56 @@ enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 	return IBV_WC_SUCCESS;
 }
 
+void rn_wire_gsi_send(struct rn_device *dev, int sgid_index,
+		      const uint8_t *dgid, uint32_t dqpn, uint32_t qkey,
+		      const uint8_t *mad, uint32_t len)
+{
+	struct rn_wire_peer peer;
+	struct rn_pkt p = {
+		.opcode = RN_PKT_UD | RN_PKT_OP_SEND_ONLY,
+		.dqpn = dqpn,
+		.psn = dev->wire->gsi_psn++ & RN_PKT_MASK24,
+		.deth = { qkey, 1 },
+		.payload = mad,
+		.payload_len = len,
+	};
+
+	if (sgid_index < 0 ||
+	    !rn_wire_peer_of(dev, (unsigned int)sgid_index, dgid, &peer)) {
+		rn_wire_count(dev, RN_CNT_NO_ROUTE);
+		return;
+	}
+	rn_wire_send(dev, &peer, &p, NULL, NULL);
+	rn_wire_flush(dev);
+}
+
+/* Kernel mode: a datagram to QP1 goes to the kernel's QP1, in the stub. */
+static void gsi_to_kernel(struct rn_device *dev, const struct rn_wire_pkt *pkt,
+			  const uint8_t *sgid)
+{
+	const struct rn_pkt *p = &pkt->p;
+	struct rn_kdev_gsi g = {
+		.len = p->payload_len,
+		.sgid_index = pkt->sock->gid_index,
+		.remote_qpn = p->deth.src_qpn,
+		.qkey = p->deth.qkey,
+		.flow_label = pkt->flow_label,
+		.traffic_class = pkt->tos,
+		.hop_limit = pkt->ttl,
+		.ipv4 = pkt->sock->family == AF_INET,
+	};
+
+	if (p->payload_len > sizeof(g.mad))
+		return; /* no MAD: the kernel's MAD layer drops those too */
+	memcpy(g.gid, sgid, sizeof(g.gid));
+	rn_wire_gid_of((const struct sockaddr *)&pkt->sock->local, g.local_gid);
+	memcpy(g.mad, p->payload, p->payload_len);
+	g.type = RN_KDEV_GSI_RECV;
+	if (write(dev->kdev_fd, &g, sizeof(g)) != sizeof(g))
+		rn_dbg("a datagram to QP1 not taken by the kernel: %s\n",
+		       strerror(errno));
+}
+
 void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 {
 	const struct rn_pkt *p = &pkt->p;
@@ -75,15 +128,21 @@ void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 	struct rn_ud_rx rx;
 	bool ipv4 = pkt->sock->family == AF_INET;
 
-	/* QP1 is the CM's: ringnicd answers its MADs itself (cm/). */
+	/* QP1 is the CM's: ringnicd's own (cm/), or in kernel mode the
+	 * kernel's, whose QP1 the stub keeps (kdev.c).
+	 */
 	if (p->dqpn == 1) {
 		if (p->deth.qkey != RN_CM_GSI_QKEY) {
 			dev->port.counters[RN_CNT_QKEY_VIOLATIONS]++;
 			return;
 		}
 		rn_wire_gid_of(pkt->from, sgid);
-		rn_cm_mad_recv(dev, pkt->sock->gid_index, sgid, p->payload,
-			       p->payload_len);
+		if (dev->kdev_fd < 0) {
+			rn_cm_mad_recv(dev, pkt->sock->gid_index, sgid,
+				       p->payload, p->payload_len);
+			return;
+		}
+		gsi_to_kernel(dev, pkt, sgid);
 		return;
 	}
 	if (!rn_ud_receiver(dev, p->dqpn, p->deth.qkey, p->payload_len, &rx))

@@ -214,6 +214,7 @@ struct rn_wire {
 	uint32_t nqps; /* QPs on the wire: while any, every pass reads */
 	struct rn_list acks; /* QPs with an ACK or NAK to send */
 	struct rn_list work; /* QPs with READ or atomic responses to send */
+	uint32_t gsi_psn; /* of QP1's datagrams */
 
 	/* packets built and waiting for sendmmsg, all from one socket */
 	struct rn_wire_tx tx[RN_WIRE_TX_BATCH];
@@ -308,5 +309,11 @@ void rn_wire_send_acks(struct rn_device *dev);
 
 /* datagram.c */
 void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt);
+/* A datagram of QP1 (a MAD of our CM's or of the kernel's) to QP dqpn at
+ * dgid, from our GID sgid_index.
+ */
+void rn_wire_gsi_send(struct rn_device *dev, int sgid_index,
+		      const uint8_t *dgid, uint32_t dqpn, uint32_t qkey,
+		      const uint8_t *mad, uint32_t len);
 
 #endif
