@@ -38,6 +38,10 @@
 #           fi_pingpong over libfabric's MSG and RxM endpoints, a server
 #           bound to 127.0.0.1 (rdma_cm's wildcard), and a connection to a
 #           port nobody listens on (REJECTED 8)
+#   kcm     rdma_cm in kernel mode: the kernel's own rdma_cm on ringnic0
+#           (its QP1 kept by ringnic.ko, relayed by ringnicd) against
+#           rxe0's and against rnw0's (ringnicd's CM), ringnic0 as server
+#           and as client: the cm group's tools
 #   nogso   rnw0's veth with transmit checksum offload off, where 6.1
 #           refuses UDP GSO (EIO): ringnicd must say so and send packet by
 #           packet, each ICRC sealed for the IPv4 ID it now leaves with,
@@ -49,7 +53,7 @@ set -u
 build=$1
 ko=${2:-}
 shift 2 2>/dev/null || shift $#
-groups=${*:-user netem kernel cm nogso}
+groups=${*:-user netem kernel cm kcm nogso}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 export RDMAV_DRIVERS=$build/lib/libringnic
 export PATH="$build/bin:$PATH"
@@ -241,14 +245,17 @@ cm_no_listener() { # S C
 # wildcard.
 # RxM sizes its CQs by FI_UNIVERSE_SIZE (default 256): more entries than
 # rxe's max_cqe (32767), and fi_enable fails with EINVAL; 64 fits.
+# Each end names its device (-d): a wildcard listener has none to choose
+# by, and in netns rk libfabric lists rxe0 first (ENODEV there).
 cm_fi_pair() { # S C LARGEST ARGS...: LARGEST, the last size reported
 	local s=$1 c=$2 largest=$3
 	shift 3
 	# shellcheck disable=SC2086 # run[] holds a launcher's words
 	FI_UNIVERSE_SIZE=64 RN_PAIR_LISTEN_NETNS=${netns[$s]} "$src/tests/pair.sh" \
 		"match:^$largest +50 +=50 " $port ${run[$s]} \
-		fi_pingpong -B $port -I 50 -c "$@" -- \
-		${run[$c]} fi_pingpong -P $port -I 50 -c "$@" "${addr4[$s]}"
+		fi_pingpong -B $port -I 50 -c -d ${dev[$s]} "$@" -- \
+		${run[$c]} fi_pingpong -P $port -I 50 -c -d ${dev[$c]} "$@" \
+		"${addr4[$s]}"
 }
 
 # cm_matrix S C: the rdma_cm tools, server at end S, client at end C.
@@ -406,6 +413,16 @@ if [[ " $groups " == *" cm "* ]]; then
 	step "the kernel's rdma_cm for rxe0" modprobe rdma_ucm
 	cm_matrix rn rxe
 	cm_matrix rxe rn
+fi
+
+if [[ " $groups " == *" kcm "* ]]; then
+	[[ " $groups " == *" kernel "* ]] || step \
+		"ringnic0 (ringnic.ko) in netns rk, its ringnicd attached" start_kernel
+	step "the kernel's rdma_cm for rxe0 and ringnic0" modprobe rdma_ucm
+	cm_matrix rk rxe
+	cm_matrix rxe rk
+	cm_matrix rk rn
+	cm_matrix rn rk
 fi
 
 if [[ " $groups " == *" nogso "* ]]; then

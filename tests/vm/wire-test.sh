@@ -3,7 +3,7 @@
 # tests/vm/wire-test.sh BUILD_DIR [GROUP...]: ringnic on the wire against
 # the kernel's rdma_rxe.  Builds ringnic.ko (scripts/build-kmod), boots
 # Debian's kernel under qemu (tests/vm/run.sh) and runs
-# tests/vm/wire-rxe.sh there (GROUPs: user netem kernel cm nogso;
+# tests/vm/wire-rxe.sh there (GROUPs: user netem kernel cm kcm nogso;
 # default all).
 # BUILD_DIR is a built tree (ringnicd, the provider) inside the checkout.
 set -euo pipefail
