@@ -5,7 +5,9 @@
 # ringnicd, used by unmodified tools with no ringnic-run, no SYSFS_PATH and
 # no LD_PRELOAD: rdma link add, rdma dev, ibv_devinfo, the pingpongs (RC,
 # UD, SRQ, UC, XRC, ODP), the perftest matrix (RC, UD, UC, XRC, SRQ),
-# events; contexts that close as their processes exit, many at once; then
+# events, rdma_cm programs over the kernel's own rdma_cm (loaded first, so
+# that every later step has the kernel's MAD layer on ringnic0's QP1);
+# contexts that close as their processes exit, many at once; then
 # ringnicd killed under clients, a client's pid reused, and module
 # unload/load cycles with and without clients.  GROUPs (default all): tools
 # churn netdev wire fatal unload pidreuse cycles.  Prints one line per
@@ -291,6 +293,22 @@ load_cycles() {
 	stop_ringnicd
 }
 
+# The kernel's rdma_cm on eth0's address: both ends on ringnic0, the CM's
+# MADs through ringnicd and back over UDP.
+cm_pair() { # CHECK SERVER-ARGS... -- CLIENT-ARGS...
+	local check=$1 scmd=()
+	shift
+	while [ "$1" != -- ]; do
+		scmd+=("$1")
+		shift
+	done
+	shift
+	port=$((port + 1))
+	RN_PAIR_CM_KERNEL=1 "$src/tests/pair.sh" "$check" "$port" \
+		"${scmd[@]}" -p "$port" -- "$@" -p "$port"
+}
+
+step "the kernel's rdma_cm (ib_mad, ib_cm, rdma_ucm)" modprobe rdma_ucm
 step "rdma link add" link_add
 step "ringnicd attaches" start_ringnicd
 if [[ " $groups " == *" tools "* ]]; then
@@ -323,6 +341,15 @@ if [[ " $groups " == *" tools "* ]]; then
 		step "$tool -c XRC" pair perftest-bw $tool -d ringnic0 -x $gid -n 2000 -c XRC
 	done
 	step "ib_send_bw --use-srq" pair perftest-bw ib_send_bw -d ringnic0 -x $gid -n 2000 --use-srq
+	addr=$(ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", $4); print $4 }')
+	step "rping -V (the kernel's rdma_cm)" cm_pair \
+		"match:ping data: rdma-ping-99:" rping -s -v -V -a "$addr" -C 100 -- \
+		rping -c -v -V -a "$addr" -C 100
+	step "ucmatose (the kernel's rdma_cm)" cm_pair "match:return status 0" \
+		ucmatose -b "$addr" -c 4 -C 20 -- ucmatose -s "$addr" -c 4 -C 20
+	step "ib_send_bw -R (the kernel's rdma_cm)" cm_pair perftest-bw \
+		ib_send_bw -R -d ringnic0 -n 500 -- \
+		ib_send_bw -R -d ringnic0 -n 500 "$addr"
 	# What no tool reaches: resize, rereg, windows, SRQ resize and limit
 	# event, an XRC target QP outliving the context that made it.
 	step "rn_verbs_check" env RINGNIC_TEST_GID=$gid timeout 120 \
