@@ -15,14 +15,16 @@
  *
  * Any other QP type of a kernel consumer is not offered (EOPNOTSUPP).
  */
+#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/slab.h>
 #include <net/ip.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
 #include "ringnic.h"
 
-#define RN_GSI_MAX_WR 4096
+#define RN_GSI_MAX_WR 8192 /* ib_mad's queue sizes go up to IB_MAD_QP_MAX_SIZE */
 #define RN_GSI_MAX_SEND_SGE 4
 /* A RoCEv2 packet's bytes around the payload: UDP, BTH, DETH and ICRC. */
 #define RN_GSI_UDP_OVERHEAD (8 + 12 + 8 + 4)
@@ -88,7 +90,12 @@ void rn_kcq_destroy(struct rn_cq *cq)
 	cq->kcq = NULL;
 }
 
-/* Queue a completion and notify the consumer if it asked to be. */
+/*
+ * Queue a completion and notify the consumer if it asked to be.  Callers
+ * may hold rn_lock or the QP's lock: the handler must not post, which
+ * holds for ib_alloc_cq's, the only CQs the MAD layer makes (they queue
+ * their polling).
+ */
 static void kcq_push(struct ib_cq *ibcq, const struct ib_wc *wc,
 		     bool solicited)
 {
@@ -297,7 +304,8 @@ static int gsi_post_send_one(struct rn_qp *qp, const struct ib_send_wr *wr)
 	int i;
 
 	if (READ_ONCE(gsi->state) != IB_QPS_RTS || wr->opcode != IB_WR_SEND ||
-	    wr->num_sge > RN_GSI_MAX_SEND_SGE || !ud->ah)
+	    wr->num_sge > RN_GSI_MAX_SEND_SGE || !ud->ah ||
+	    ud->remote_qpn & ~IB_QPN_MASK)
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++) {
 		const struct ib_sge *sge = &wr->sg_list[i];
@@ -424,6 +432,26 @@ static void gsi_write_grh(void *area, const struct rn_kdev_gsi *g)
 }
 
 /*
+ * The VLAN of the GID a datagram came to, as the core reads it back from
+ * the completion to find that GID (ib_init_ah_attr_from_wc).
+ */
+static void gsi_wc_vlan(struct rn_dev *dev, const struct rn_kdev_gsi *g,
+			struct ib_wc *wc)
+{
+	const struct ib_gid_attr *attr;
+	u16 vlan_id = 0xffff;
+
+	attr = rdma_get_gid_attr(&dev->ibdev, 1, g->sgid_index);
+	if (IS_ERR(attr))
+		return;
+	if (!rdma_read_gid_l2_fields(attr, &vlan_id, NULL) && vlan_id < VLAN_N_VID) {
+		wc->wc_flags |= IB_WC_WITH_VLAN;
+		wc->vlan_id = vlan_id;
+	}
+	rdma_put_gid_attr(attr);
+}
+
+/*
  * Under rn_lock (daemon.c): a datagram ringnicd received for QP 1.  With
  * no receive posted it is dropped, as a NIC drops it.
  */
@@ -457,6 +485,7 @@ void rn_gsi_recv_locked(struct rn_dev *dev, const struct rn_kdev_gsi *g)
 
 	wc.wr_id = r.wr_id;
 	wc.qp = &qp->ibqp;
+	gsi_wc_vlan(dev, g, &wc);
 	if (r.length < wc.byte_len) {
 		wc.status = IB_WC_LOC_LEN_ERR;
 	} else {

@@ -106,8 +106,11 @@ static void gsi_to_kernel(struct rn_device *dev, const struct rn_wire_pkt *pkt,
 		.ipv4 = pkt->sock->family == AF_INET,
 	};
 
-	if (p->payload_len > sizeof(g.mad))
-		return; /* no MAD: the kernel's MAD layer drops those too */
+	/* A GSI datagram is one whole MAD: the MAD layer reads 256 bytes of
+	 * its buffer whatever arrived.
+	 */
+	if (p->payload_len != sizeof(g.mad))
+		return;
 	memcpy(g.gid, sgid, sizeof(g.gid));
 	rn_wire_gid_of((const struct sockaddr *)&pkt->sock->local, g.local_gid);
 	memcpy(g.mad, p->payload, p->payload_len);
