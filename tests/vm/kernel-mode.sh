@@ -293,19 +293,52 @@ load_cycles() {
 	stop_ringnicd
 }
 
-# The kernel's rdma_cm on eth0's address: both ends on ringnic0, the CM's
-# MADs through ringnicd and back over UDP.
-cm_pair() { # CHECK SERVER-ARGS... -- CLIENT-ARGS...
-	local check=$1 scmd=()
-	shift
-	while [ "$1" != -- ]; do
-		scmd+=("$1")
-		shift
-	done
-	shift
+# cm_pair CHECK PORT SERVER-CMD... -- CLIENT-CMD...: an rdma_cm pair on
+# eth0's address, both ends on ringnic0: the kernel's own rdma_cm, its
+# MADs through ringnicd and back over UDP.  The server listens on an
+# rdma_cm id (or, with RN_PAIR_CM_KERNEL set empty, a TCP socket: qperf).
+cm_pair() {
+	RN_PAIR_CM_KERNEL=${RN_PAIR_CM_KERNEL-1} "$src/tests/pair.sh" "$@"
+}
+
+# The tools of tests/cm/tools.sh, over the kernel's rdma_cm.
+cm_tools() {
+	local a t="(the kernel's rdma_cm)"
+	a=$(ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", $4); print $4 }')
 	port=$((port + 1))
-	RN_PAIR_CM_KERNEL=1 "$src/tests/pair.sh" "$check" "$port" \
-		"${scmd[@]}" -p "$port" -- "$@" -p "$port"
+	step "rping -V $t" cm_pair "match:ping data: rdma-ping-99:" $port \
+		rping -s -v -V -a "$a" -p $port -C 100 -- \
+		rping -c -v -V -a "$a" -p $port -C 100
+	port=$((port + 1))
+	step "ucmatose $t" cm_pair "match:return status 0" $port \
+		ucmatose -b "$a" -p $port -c 4 -C 20 -- \
+		ucmatose -s "$a" -p $port -c 4 -C 20
+	step "udaddy $t" cm_pair "match:return status 0" 7174 \
+		udaddy -b "$a" -c 2 -C 10 -- udaddy -s "$a" -c 2 -C 10
+	port=$((port + 1))
+	step "rdma_server/rdma_client $t" cm_pair "match:rdma_client: end 0" \
+		$port rdma_server -s "$a" -p $port -- rdma_client -s "$a" -p $port
+	for tool in ib_write_bw ib_send_bw ib_read_bw; do
+		port=$((port + 1))
+		step "$tool -R $t" cm_pair perftest-bw $port \
+			$tool -R -d ringnic0 -n 500 -p $port -- \
+			$tool -R -d ringnic0 -n 500 -p $port "$a"
+	done
+	port=$((port + 1))
+	step "ib_read_lat -R $t" cm_pair perftest-lat $port \
+		ib_read_lat -R -d ringnic0 -n 500 -p $port -- \
+		ib_read_lat -R -d ringnic0 -n 500 -p $port "$a"
+	RN_PAIR_CM_KERNEL= step "qperf -cm1 rc_bw rc_lat $t" cm_pair \
+		"match:latency +=" 19765 qperf -- qperf -cm1 -m 65536 "$a" \
+		rc_bw rc_lat quit
+	step "no listener: REJECTED 8 $t" cm_no_listener "$a"
+}
+
+cm_no_listener() { # ADDR
+	local out
+	out=$(timeout 60 rping -c -a "$1" -p 7399 -C 1 2>&1)
+	echo "$out"
+	grep -q "REJECTED, error 8" <<<"$out"
 }
 
 step "the kernel's rdma_cm (ib_mad, ib_cm, rdma_ucm)" modprobe rdma_ucm
@@ -341,15 +374,7 @@ if [[ " $groups " == *" tools "* ]]; then
 		step "$tool -c XRC" pair perftest-bw $tool -d ringnic0 -x $gid -n 2000 -c XRC
 	done
 	step "ib_send_bw --use-srq" pair perftest-bw ib_send_bw -d ringnic0 -x $gid -n 2000 --use-srq
-	addr=$(ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", $4); print $4 }')
-	step "rping -V (the kernel's rdma_cm)" cm_pair \
-		"match:ping data: rdma-ping-99:" rping -s -v -V -a "$addr" -C 100 -- \
-		rping -c -v -V -a "$addr" -C 100
-	step "ucmatose (the kernel's rdma_cm)" cm_pair "match:return status 0" \
-		ucmatose -b "$addr" -c 4 -C 20 -- ucmatose -s "$addr" -c 4 -C 20
-	step "ib_send_bw -R (the kernel's rdma_cm)" cm_pair perftest-bw \
-		ib_send_bw -R -d ringnic0 -n 500 -- \
-		ib_send_bw -R -d ringnic0 -n 500 "$addr"
+	cm_tools
 	# What no tool reaches: resize, rereg, windows, SRQ resize and limit
 	# event, an XRC target QP outliving the context that made it.
 	step "rn_verbs_check" env RINGNIC_TEST_GID=$gid timeout 120 \
