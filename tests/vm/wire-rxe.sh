@@ -35,6 +35,8 @@
 #           shim and ringnicd's CM) on one end and the kernel's rdma_cm on
 #           rxe0 on the other, ringnic as server and as client: rping
 #           (IPv4, IPv6), ucmatose, udaddy (SIDR), ib_write_bw -R,
+#           ib_send_bw -R, ib_read_lat -R, rdma_server/rdma_client,
+#           qperf -cm1 rc_bw rc_lat,
 #           fi_pingpong over libfabric's MSG and RxM endpoints, a server
 #           bound to 127.0.0.1 (rdma_cm's wildcard), and a connection to a
 #           port nobody listens on (REJECTED 8)
@@ -258,6 +260,15 @@ cm_fi_pair() { # S C LARGEST ARGS...: LARGEST, the last size reported
 		"${addr4[$s]}"
 }
 
+# qperf's control connection is TCP (its port 19765); its RC QPs meet
+# through rdma_cm.
+cm_qperf() { # S C
+	# shellcheck disable=SC2086 # run[] holds a launcher's words
+	RN_PAIR_LISTEN_NETNS=${netns[$1]} "$src/tests/pair.sh" "match:latency +=" \
+		19765 ${run[$1]} qperf -- \
+		${run[$2]} qperf -cm1 -m 65536 "${addr4[$1]}" rc_bw rc_lat quit
+}
+
 # cm_matrix S C: the rdma_cm tools, server at end S, client at end C.
 cm_matrix() {
 	local s=$1 c=$2 t="$1->$2 rdma_cm" a4=${addr4[$1]} a6=${addr6[$1]}
@@ -279,6 +290,19 @@ cm_matrix() {
 	step "$t ib_write_bw -R" cm_pair perftest-bw $s $c $port \
 		ib_write_bw -R -d ${dev[$s]} -n 200 -p $port -- \
 		ib_write_bw -R -d ${dev[$c]} -n 200 -p $port $a4
+	port=$((port + 1))
+	step "$t ib_send_bw -R" cm_pair perftest-bw $s $c $port \
+		ib_send_bw -R -d ${dev[$s]} -n 200 -p $port -- \
+		ib_send_bw -R -d ${dev[$c]} -n 200 -p $port $a4
+	port=$((port + 1))
+	step "$t ib_read_lat -R" cm_pair perftest-lat $s $c $port \
+		ib_read_lat -R -d ${dev[$s]} -n 200 -p $port -- \
+		ib_read_lat -R -d ${dev[$c]} -n 200 -p $port $a4
+	port=$((port + 1))
+	step "$t rdma_server/rdma_client" cm_pair "match:rdma_client: end 0" \
+		$s $c $port rdma_server -s $a4 -p $port -- \
+		rdma_client -s $a4 -p $port
+	step "$t qperf -cm1 rc_bw rc_lat" cm_qperf $s $c
 	step "$t no listener: REJECTED 8" cm_no_listener $s $c
 	# A loopback address is rdma_cm's wildcard (cma_any_addr).
 	port=$((port + 1))
