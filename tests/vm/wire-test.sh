@@ -23,6 +23,6 @@ case $build/ in
 	exit 1 ;;
 esac
 kver=$("$src/scripts/build-kmod" "$build" | tail -n 1)
-exec "$src/tests/vm/run.sh" --kernel "$kver" --timeout 1200 --out "$src" \
+exec "$src/tests/vm/run.sh" --kernel "$kver" --timeout 2400 --out "$src" \
 	--modprobe ib_core,ib_uverbs -- \
 	"$src/tests/vm/wire-rxe.sh" "$build" "$build/kmod/ringnic.ko" "$@"
