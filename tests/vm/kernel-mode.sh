@@ -10,13 +10,13 @@
 # contexts that close as their processes exit, many at once; then
 # ringnicd killed under clients, a client's pid reused, and module
 # unload/load cycles with and without clients.  GROUPs (default all): tools
-# churn netdev wire fatal unload pidreuse cycles.  Prints one line per
+# cmsoak churn netdev wire fatal unload pidreuse cycles.  Prints one line per
 # step; exits with the number of failed steps.
 set -u
 build=$1
 ko=$2
 shift 2
-groups=${*:-tools churn netdev wire fatal unload pidreuse cycles}
+groups=${*:-tools cmsoak churn netdev wire fatal unload pidreuse cycles}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 # libibverbs' own way to load a provider that is not installed.
 export RDMAV_DRIVERS=$build/lib/libringnic
@@ -301,10 +301,12 @@ cm_pair() {
 	RN_PAIR_CM_KERNEL=${RN_PAIR_CM_KERNEL-1} "$src/tests/pair.sh" "$@"
 }
 
+eth0_addr() { ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", $4); print $4 }'; }
+
 # The tools of tests/cm/tools.sh, over the kernel's rdma_cm.
 cm_tools() {
 	local a t="(the kernel's rdma_cm)"
-	a=$(ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", $4); print $4 }')
+	a=$(eth0_addr)
 	port=$((port + 1))
 	step "rping -V $t" cm_pair "match:ping data: rdma-ping-99:" $port \
 		rping -s -v -V -a "$a" -p $port -C 100 -- \
@@ -332,6 +334,65 @@ cm_tools() {
 		"match:latency +=" 19765 qperf -- qperf -cm1 -m 65536 "$a" \
 		rc_bw rc_lat quit
 	step "no listener: REJECTED 8 $t" cm_no_listener "$a"
+}
+
+# tests/cm/soak.sh in kernel mode, bounded (the VM is slow): 3 rounds of
+# ucmatose with 100 connections, then 10 rping clients killed at random
+# points of their handshake or pings, then a client served to the end.
+# rping's persistent server exits on the REJECTED a client that dies
+# between REP and RTU makes Linux's CM send (any device): it is started
+# again when gone.  Afterwards ringnicd holds the descriptors it held
+# before and has grown by 8 MiB at most, and ringnic0 has no QP but the
+# kernel's QP1 and no rdma_cm id.
+cm_soak() {
+	local a fd0 rss0 r server client left
+	a=$(eth0_addr)
+	ucmatose_round() { # CONNECTIONS
+		cm_pair "match:return status 0" 7500 \
+			ucmatose -b "$a" -p 7500 -c "$1" -C 2 -- \
+			ucmatose -s "$a" -p 7500 -c "$1" -C 2 >/tmp/soak.out 2>&1 ||
+			{ tail -n 30 /tmp/soak.out; return 1; }
+	}
+	ucmatose_round 4 || return 1
+	fd0=$(ls /proc/"$ringnicd_pid"/fd | wc -l)
+	rss0=$(awk '/^VmRSS/ { print $2 }' /proc/"$ringnicd_pid"/status)
+	for r in 1 2 3; do
+		ucmatose_round 100 || { echo "round $r failed"; return 1; }
+	done
+	rping -s -P -a "$a" -p 7501 >/dev/null 2>&1 &
+	server=$!
+	sleep 1
+	for _ in $(seq 10); do
+		if ! kill -0 $server 2>/dev/null; then
+			wait $server 2>/dev/null
+			rping -s -P -a "$a" -p 7501 >/dev/null 2>&1 &
+			server=$!
+			sleep 1
+		fi
+		rping -c -a "$a" -p 7501 -C 100000 >/dev/null 2>&1 &
+		client=$!
+		sleep "0.$((RANDOM % 5))$((RANDOM % 10))"
+		kill -KILL $client 2>/dev/null
+		wait $client 2>/dev/null
+	done
+	kill -KILL $server 2>/dev/null
+	wait $server 2>/dev/null
+	cm_pair "match:ping data: rdma-ping-19:" 7501 \
+		rping -s -v -a "$a" -p 7501 -C 20 -- \
+		rping -c -v -a "$a" -p 7501 -C 20 >/tmp/soak.out 2>&1 ||
+		{ tail -n 30 /tmp/soak.out; return 1; }
+	for _ in $(seq 100); do
+		[ "$(ls /proc/"$ringnicd_pid"/fd | wc -l)" -le "$fd0" ] && break
+		sleep 0.1
+	done
+	echo "ringnicd: descriptors $fd0 -> $(ls /proc/"$ringnicd_pid"/fd | wc -l)," \
+		"RSS $rss0 -> $(awk '/^VmRSS/ { print $2 }' /proc/"$ringnicd_pid"/status) KiB"
+	[ "$(ls /proc/"$ringnicd_pid"/fd | wc -l)" -le "$fd0" ] &&
+		[ "$(awk '/^VmRSS/ { print $2 }' /proc/"$ringnicd_pid"/status)" -le \
+			$((rss0 + 8192)) ] || return 1
+	left=$(rdma resource show qp link ringnic0/1 | grep -v " lqpn 1 ")
+	left+=$(rdma resource show cm_id)
+	[ -z "$left" ] || { echo "left behind: $left"; return 1; }
 }
 
 cm_no_listener() { # ADDR
@@ -380,6 +441,8 @@ if [[ " $groups " == *" tools "* ]]; then
 	step "rn_verbs_check" env RINGNIC_TEST_GID=$gid timeout 120 \
 		"$build/bin/rn_verbs_check"
 fi
+[[ " $groups " == *" cmsoak "* ]] &&
+	step "rdma_cm soak: 300 connections, 10 clients killed" cm_soak
 [[ " $groups " == *" churn "* ]] &&
 	step "32 contexts closed by exiting or killed processes" context_churn
 [[ " $groups " == *" netdev "* ]] && step "the port follows eth0" netdev_follow
