@@ -9,8 +9,16 @@ rn_netns "$@"
 
 # The interface the port of a device started now is bound to.
 bound_to() {
+	local ndev
 	rn_start rn0
-	cat "$(rn_port rn0)/gid_attrs/ndevs/0"
+	# The port is up before its addresses are in (netlink): GID 0 can be
+	# published empty first, with no ndev yet.
+	ndev="$(rn_port rn0)/gid_attrs/ndevs/0"
+	for _ in $(seq 100); do
+		[ -e "$ndev" ] && break
+		sleep 0.05
+	done
+	cat "$ndev"
 	rn_finish >/dev/null
 }
 
