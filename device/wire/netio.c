@@ -336,15 +336,18 @@ static void send_singly(struct rn_device *dev, struct rn_wire_sock *s,
 void rn_wire_flush(struct rn_device *dev)
 {
 	struct rn_wire *w = dev->wire;
-	struct rn_wire_sock *s = &w->socks[w->tx_sock];
+	struct rn_wire_sock *s;
 	struct mmsghdr msgs[RN_WIRE_TX_BATCH];
 	struct iovec iov[RN_WIRE_TX_BATCH];
 	struct tx_control ctl[RN_WIRE_TX_BATCH];
 	unsigned int first[RN_WIRE_TX_BATCH], nseg[RN_WIRE_TX_BATCH];
 	unsigned int i, nmsg = 0, done = 0;
 
+	/* No packet says a WRITE arrived before its payload is in memory. */
+	rn_wire_write_flush(dev);
 	if (!w->ntx)
 		return;
+	s = &w->socks[w->tx_sock];
 	for (i = 0; i < w->ntx; i++) {
 		struct rn_wire_tx *tx = &w->tx[i];
 		struct mmsghdr *m;
@@ -564,15 +567,19 @@ static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 
 	switch (rn_pkt_transport(pkt->p.opcode)) {
 	case RN_PKT_CN:
+		rn_wire_write_flush(dev);
 		cnp_received(dev, pkt);
 		return;
 	case RN_PKT_UD:
+		rn_wire_write_flush(dev);
 		rn_wire_ud_recv(dev, pkt);
 		return;
 	default:
 		break;
 	}
 	wq = connected_qp(dev, pkt);
+	if (!wq || !rn_wire_write_joins(dev, wq, pkt))
+		rn_wire_write_flush(dev);
 	if (!wq) {
 		rn_wire_count(dev, RN_CNT_NO_QP);
 		return;
@@ -640,6 +647,7 @@ static int receive_batch(struct rn_device *dev, struct rn_wire_sock *s)
 	n = recvmmsg(s->fd, msgs, RN_WIRE_RX_BATCH, MSG_DONTWAIT, NULL);
 	for (i = 0; i < n; i++)
 		receive(dev, s, &w->rx[i], &msgs[i]);
+	rn_wire_write_flush(dev);
 	/* The ACKs this batch asked for, coalesced: one per QP. */
 	rn_wire_send_acks(dev);
 	return n;

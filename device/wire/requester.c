@@ -291,14 +291,88 @@ static uint8_t data_opcode(const struct rn_wire_qp *wq, uint8_t op, uint32_t i,
 /* Where a packet's payload comes from: the WQE's inline bytes or memory. */
 struct gather {
 	struct rn_wire_qp *wq;
+	const struct rn_wire_send *s;
 	uint64_t off;
 };
+
+/* The source of WQE w as one range of memory, if it is one. */
+static bool one_range(struct rn_qp *qp, const struct rn_wqe *w,
+		      struct rn_iovs *src)
+{
+	uint64_t total;
+
+	return !(w->flags & RN_WQE_INLINE) && !rn_gather(qp, w, src, &total) &&
+	       src->n == 1;
+}
+
+static bool stage_holds(const struct rn_wire_stage *st,
+			const struct rn_wire_qp *wq, uint64_t pos,
+			const struct iovec *range)
+{
+	uint64_t addr = (uintptr_t)range->iov_base;
+
+	return st->wq == wq &&
+	       ((pos - st->first_pos) & RN_DB_SEQ_MASK) <
+		       ((st->end_pos - st->first_pos) & RN_DB_SEQ_MASK) &&
+	       addr >= st->addr && addr - st->addr <= st->len &&
+	       range->iov_len <= st->len - (addr - st->addr);
+}
+
+/*
+ * Read ahead, in one call, from range (the rest of the source of WQE s)
+ * over the WQEs posted after s whose sources follow on in memory, into the
+ * read stage.  Every WQE it covers was posted before the read, so its
+ * source was final then and stays so until it completes: what the stage
+ * holds is what it sends, retransmissions included.  False when there is
+ * nothing to gain (range is all that follows on) or the read fails; the
+ * packet is then read alone, which gives a failure its exact completion.
+ */
+static bool stage_read(struct rn_wire_qp *wq, const struct rn_wire_send *s,
+		       const struct iovec *range, uint32_t len)
+{
+	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->read_stage;
+	struct rn_qp *qp = wq->qp;
+	uint64_t start = (uintptr_t)range->iov_base;
+	uint64_t end = start + range->iov_len;
+	uint64_t pos = (s->pos + s->nslots) & RN_DB_SEQ_MASK;
+	struct rn_iovs src;
+	struct iovec all;
+	struct rn_wqe w;
+
+	if (end - start > RN_WIRE_STAGE_SIZE)
+		end = start + RN_WIRE_STAGE_SIZE;
+	while (end - start < RN_WIRE_STAGE_SIZE && pos != qp->sq_prod &&
+	       !rn_sq_fetch_at(qp, pos, &w) &&
+	       (w.opcode == RN_OP_SEND || w.opcode == RN_OP_SEND_IMM ||
+		w.opcode == RN_OP_SEND_INV || w.opcode == RN_OP_WRITE ||
+		w.opcode == RN_OP_WRITE_IMM) &&
+	       one_range(qp, &w, &src) &&
+	       (uintptr_t)src.iov[0].iov_base == end &&
+	       src.len <= RN_WIRE_STAGE_SIZE - (end - start)) {
+		end += src.len;
+		pos = (pos + w.nslots) & RN_DB_SEQ_MASK;
+	}
+	st->wq = NULL;
+	if (end - start <= len)
+		return false;
+	all = (struct iovec){ range->iov_base, end - start };
+	if (rn_mem_read(qp->client->mem_fd, &all, 1, st->buf))
+		return false;
+	st->wq = wq;
+	st->mem = qp->client->mem_fd;
+	st->addr = start;
+	st->len = (uint32_t)(end - start);
+	st->first_pos = s->pos;
+	st->end_pos = pos;
+	return true;
+}
 
 static enum rn_dma_status fill_payload(void *arg, uint8_t *dst, uint32_t len)
 {
 	struct gather *g = arg;
-	struct rn_qp *qp = g->wq->qp;
-	const struct rn_wqe *w = &g->wq->wqe;
+	struct rn_wire_qp *wq = g->wq;
+	const struct rn_wqe *w = &wq->wqe;
+	const struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->read_stage;
 	struct rn_iovs src, part;
 	uint64_t total;
 
@@ -307,8 +381,21 @@ static enum rn_dma_status fill_payload(void *arg, uint8_t *dst, uint32_t len)
 		return RN_DMA_OK;
 	}
 	/* Resolved again for every packet: the MR may be gone since. */
-	if (rn_gather(qp, w, &src, &total) || g->off + len > total)
+	if (rn_gather(wq->qp, w, &src, &total) || g->off + len > total)
 		return RN_DMA_SRC_FAULT;
+	if (src.n == 1) {
+		struct iovec rest = {
+			(uint8_t *)src.iov[0].iov_base + g->off, total - g->off
+		};
+		struct iovec packet = { rest.iov_base, len };
+
+		if (stage_holds(st, wq, g->s->pos, &packet) ||
+		    stage_read(wq, g->s, &rest, len)) {
+			memcpy(dst, st->buf + ((uintptr_t)packet.iov_base - st->addr),
+			       len);
+			return RN_DMA_OK;
+		}
+	}
 	rn_iovs_sub(&src, g->off, len, &part);
 	return rn_dma_from(&part, dst, len);
 }
@@ -321,7 +408,7 @@ static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
 	const struct rn_wqe *w = &wq->wqe;
 	uint32_t i = rn_pkt_psn_sub(wq->send_psn, s->first_psn);
 	uint64_t off = (uint64_t)i * wq->mtu;
-	struct gather g = { wq, off };
+	struct gather g = { wq, s, off };
 	rn_wire_fill_fn fill = NULL;
 	struct rn_pkt p = {
 		.dqpn = qp->attr.dest_qp_num,
@@ -495,6 +582,15 @@ void rn_wire_requester_rewind(struct rn_wire_qp *wq, uint32_t psn)
 	rn_engine_schedule(wq->qp);
 }
 
+/* The slots the read stage is valid for mean other WQEs from now on. */
+static void forget_stage(struct rn_wire_qp *wq)
+{
+	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->read_stage;
+
+	if (st->wq == wq)
+		st->wq = NULL;
+}
+
 void rn_wire_requester_start(struct rn_wire_qp *wq)
 {
 	struct rn_qp *qp = wq->qp;
@@ -512,6 +608,7 @@ void rn_wire_requester_start(struct rn_wire_qp *wq)
 	wq->retry_left = qp->attr.retry_cnt;
 	wq->rnr_left = qp->attr.rnr_retry;
 	rn_wire_cc_reset(wq);
+	forget_stage(wq);
 }
 
 /* The QP left RTS/SQD for good: what was started is flushed by the SQ. */
@@ -526,4 +623,5 @@ void rn_wire_requester_stop(struct rn_wire_qp *wq)
 	wq->rd_atomic = 0;
 	wq->rnr_wait = false;
 	wq->wqe_valid = false;
+	forget_stage(wq);
 }

@@ -197,6 +197,27 @@ struct rn_wire_tx {
 	socklen_t tolen;
 };
 
+/*
+ * Payload bytes of a run of packets moved with one system call: a
+ * client's memory costs a call per range (memory.c), whatever its size.
+ * The requester reads ahead over a message and the WQEs posted after it
+ * while their sources are adjacent (requester.c); the responder holds
+ * the payload of in-order WRITE packets to adjacent addresses and writes
+ * it before anything else happens (responder.c).
+ */
+#define RN_WIRE_STAGE_SIZE (64u * 1024)
+struct rn_wire_stage {
+	struct rn_wire_qp *wq; /* NULL: empty */
+	int mem; /* the client's address space */
+	uint64_t addr; /* where buf[0] is in it */
+	uint32_t len;
+	/* read: valid for the send WQEs at slots [first_pos, end_pos) */
+	uint64_t first_pos, end_pos;
+	/* write: the first packet's PSN, which a failed write NAKs */
+	uint32_t first_psn;
+	uint8_t buf[RN_WIRE_STAGE_SIZE];
+};
+
 struct rn_wire_rx {
 	uint8_t buf[RN_WIRE_PKT_MAX];
 	union {
@@ -222,6 +243,9 @@ struct rn_wire {
 	int tx_sock;
 
 	struct rn_wire_rx rx[RN_WIRE_RX_BATCH];
+
+	struct rn_wire_stage read_stage; /* the requester's */
+	struct rn_wire_stage write_stage; /* the responder's */
 };
 
 /* What a received packet is, beyond what its headers say. */
@@ -306,6 +330,11 @@ void rn_wire_responder_stop(struct rn_wire_qp *wq);
 void rn_wire_responder_free(struct rn_wire_qp *wq);
 void rn_wire_responder_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
 void rn_wire_send_acks(struct rn_device *dev);
+/* Will packet pkt for wq join the WRITE payload staged now? */
+bool rn_wire_write_joins(const struct rn_device *dev,
+			 const struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
+/* The staged WRITE payload to memory (before any other effect). */
+void rn_wire_write_flush(struct rn_device *dev);
 
 /* datagram.c */
 void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt);
