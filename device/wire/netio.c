@@ -152,6 +152,10 @@ static int sock_open(struct rn_device *dev, struct rn_wire_sock *s,
 	size_buffers(fd);
 	/* UDP GSO (Linux 4.18): runs of equal packets as one datagram. */
 	s->gso = !setsockopt(fd, SOL_UDP, UDP_SEGMENT, &(int){ 0 }, sizeof(int));
+	/* UDP GRO (Linux 5.0): such runs may come in as one, not cut up by
+	 * the ingress (a veth peer's GSO datagram, a NIC's GRO).
+	 */
+	set_int(fd, SOL_UDP, UDP_GRO, 1);
 	if (bind(fd, (struct sockaddr *)&s->local, len) ||
 	    epoll_ctl(dev->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
 		int ret = errno;
@@ -470,10 +474,14 @@ bool rn_wire_peer_is(const struct rn_wire_peer *peer,
 		       &peer->addr.v6.sin6_addr, sizeof(struct in6_addr));
 }
 
-/* The TTL (hop limit) and TOS (traffic class) the packet arrived with. */
-static void read_cmsgs(struct msghdr *mh, struct rn_wire_pkt *pkt)
+/*
+ * The TTL (hop limit) and TOS (traffic class) the packets arrived with;
+ * returns the size of each when GRO merged several (UDP_GRO), else 0.
+ */
+static size_t read_cmsgs(struct msghdr *mh, struct rn_wire_pkt *pkt)
 {
 	struct cmsghdr *c;
+	size_t merged = 0;
 
 	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
 		int v = 0;
@@ -491,8 +499,12 @@ static void read_cmsgs(struct msghdr *mh, struct rn_wire_pkt *pkt)
 			   c->cmsg_type == IPV6_TCLASS) {
 			memcpy(&v, CMSG_DATA(c), sizeof(v));
 			pkt->tos = v;
+		} else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			merged = v > 0 ? (size_t)v : 0;
 		}
 	}
+	return merged;
 }
 
 static enum rn_pkt_status check_icrc(struct rn_wire *w, struct rn_wire_pkt *pkt,
@@ -592,6 +604,32 @@ static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 		rn_wire_completer_recv(wq, pkt);
 }
 
+/* One packet, buf[0, len), of what arrived as pkt says. */
+static void receive_packet(struct rn_device *dev, struct rn_wire_pkt pkt,
+			   uint8_t *buf, size_t len)
+{
+	enum rn_pkt_status st;
+
+	st = rn_pkt_parse(buf, len, &pkt.p);
+	if (st) {
+		rn_wire_count(dev, RN_CNT_RX_MALFORMED);
+		return;
+	}
+	st = check_icrc(dev->wire, &pkt, buf, len);
+	if (st) {
+		rn_wire_count(dev, RN_CNT_RX_ICRC);
+		return;
+	}
+	pkt.op = rn_pkt_op(pkt.p.opcode);
+	pkt.udp_len = 8 + len;
+	rn_wire_count(dev, RN_CNT_RCVD_PKTS);
+	dispatch(dev, &pkt);
+}
+
+/*
+ * A datagram: one packet, or (GRO) a run of packets of one size from one
+ * sender, the last one maybe shorter, each checked on its own.
+ */
 static void receive(struct rn_device *dev, struct rn_wire_sock *s,
 		    struct rn_wire_rx *rx, struct mmsghdr *m)
 {
@@ -600,29 +638,19 @@ static void receive(struct rn_device *dev, struct rn_wire_sock *s,
 		.from = (const struct sockaddr *)&rx->from,
 		.ttl = 64,
 	};
-	size_t len = m->msg_len;
-	enum rn_pkt_status st;
+	size_t len = m->msg_len, each, off;
 
 	if (m->msg_hdr.msg_flags & MSG_TRUNC || m->msg_hdr.msg_namelen == 0 ||
 	    pkt.from->sa_family != s->family) {
 		rn_wire_count(dev, RN_CNT_RX_MALFORMED);
 		return;
 	}
-	st = rn_pkt_parse(rx->buf, len, &pkt.p);
-	if (st) {
-		rn_wire_count(dev, RN_CNT_RX_MALFORMED);
-		return;
-	}
-	st = check_icrc(dev->wire, &pkt, rx->buf, len);
-	if (st) {
-		rn_wire_count(dev, RN_CNT_RX_ICRC);
-		return;
-	}
-	pkt.op = rn_pkt_op(pkt.p.opcode);
-	pkt.udp_len = 8 + len;
-	read_cmsgs(&m->msg_hdr, &pkt);
-	rn_wire_count(dev, RN_CNT_RCVD_PKTS);
-	dispatch(dev, &pkt);
+	each = read_cmsgs(&m->msg_hdr, &pkt);
+	if (!each || each > len)
+		each = len;
+	for (off = 0; off < len; off += each)
+		receive_packet(dev, pkt, rx->buf + off,
+			       len - off < each ? len - off : each);
 }
 
 /* One batch from socket s; returns how many packets it held. */

@@ -218,13 +218,15 @@ struct rn_wire_stage {
 	uint8_t buf[RN_WIRE_STAGE_SIZE];
 };
 
+/* What one received datagram holds: GRO merges up to 64 KiB of packets. */
+#define RN_WIRE_RX_MAX 65536
 struct rn_wire_rx {
-	uint8_t buf[RN_WIRE_PKT_MAX];
+	uint8_t buf[RN_WIRE_RX_MAX];
 	union {
 		struct sockaddr_in v4;
 		struct sockaddr_in6 v6;
 	} from;
-	uint8_t cmsg[64];
+	uint8_t cmsg[128];
 };
 
 /* The device's transport. */
