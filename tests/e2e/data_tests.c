@@ -459,6 +459,130 @@ static int write_plain_resp(struct e2e_proc *p) { return write_resp(p, false); }
 static int write_imm_req(struct e2e_proc *p) { return write_req(p, true); }
 static int write_imm_resp(struct e2e_proc *p) { return write_resp(p, true); }
 
+/* ================================================= runs of small WRITEs */
+
+/*
+ * Runs of small WRITEs, posted as lists, their sources adjacent: the
+ * wire reads such a run ahead with one call and the responder writes the
+ * payload of in-order WRITEs to adjacent addresses with one call.  Some
+ * pieces span several packets, every RUN_GAP-th leaves a gap at the
+ * responder (the writes there are not adjacent), and each round changes
+ * the sources after the round before completed: no byte of an earlier
+ * round may arrive, none may be lost.
+ */
+#define RUN_PIECES 96 /* a multiple of RUN_LIST */
+#define RUN_LIST 32 /* WRs per ibv_post_send, the last signaled */
+#define RUN_ROUNDS 3
+#define RUN_GAP 7
+#define RUN_DST 64 /* where the responder's image starts */
+#define RUN_MAX (128u << 10) /* bytes the sources and the image may take */
+
+static uint32_t run_piece_len(unsigned int k)
+{
+	static const uint32_t lens[] = { 64, 64, 8, 200, 1500, 64, 1, 4096 };
+
+	return lens[k % (sizeof(lens) / sizeof(lens[0]))];
+}
+
+/* Where piece k comes from (adjacent) and lands (gaps); the total span. */
+static size_t run_layout(unsigned int k, size_t *src, size_t *dst)
+{
+	size_t s = 0, d = RUN_DST;
+	unsigned int i;
+
+	for (i = 0; i <= k; i++) {
+		if (i % RUN_GAP == RUN_GAP - 1)
+			d += 16;
+		if (i == k)
+			break;
+		s += run_piece_len(i);
+		d += run_piece_len(i);
+	}
+	if (src)
+		*src = s;
+	if (dst)
+		*dst = d;
+	return d + run_piece_len(k);
+}
+
+static int write_run_req(struct e2e_proc *p)
+{
+	struct ibv_send_wr wr[RUN_LIST];
+	struct ibv_sge sge[RUN_LIST];
+	struct e2e_opts o;
+	struct e2e_side s;
+	unsigned int round, c, k, j;
+	size_t src, dst, total;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	run_layout(RUN_PIECES - 1, &src, NULL);
+	total = src + run_piece_len(RUN_PIECES - 1);
+	for (round = 0; round < RUN_ROUNDS; round++) {
+		fill(s.buf, total, 300 + round);
+		TRY(e2e_sync(p, "ready"));
+		for (c = 0; c < RUN_PIECES / RUN_LIST; c++) {
+			/* Odd rounds go backwards: their first list reads
+			 * what the round before read last.
+			 */
+			k = (round % 2 ? RUN_PIECES / RUN_LIST - 1 - c : c) *
+			    RUN_LIST;
+			for (j = 0; j < RUN_LIST; j++) {
+				run_layout(k + j, &src, &dst);
+				sge[j] = sge_of(&s, src, run_piece_len(k + j));
+				wr[j] = rdma_wr(0x9000 + k + j, IBV_WR_RDMA_WRITE,
+						&sge[j], 1, s.rem.addr + dst,
+						s.rem.rkey);
+				wr[j].send_flags = j == RUN_LIST - 1 ?
+							   IBV_SEND_SIGNALED : 0;
+				wr[j].next = j + 1 < RUN_LIST ? &wr[j + 1] : NULL;
+			}
+			TRY(post_send1(s.qp, wr));
+			TRY(expect_send_ok(&s, 0x9000 + k + RUN_LIST - 1,
+					   IBV_WC_RDMA_WRITE,
+					   run_piece_len(k + RUN_LIST - 1)));
+		}
+		TRY(e2e_sync(p, "written"));
+	}
+	TRY(expect_no_wc(scq_of(&s), 10, "send CQ"));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
+static int write_run_resp(struct e2e_proc *p)
+{
+	static uint8_t image[RUN_MAX], want[RUN_MAX];
+	size_t span = run_layout(RUN_PIECES - 1, NULL, NULL), src, dst, total, i;
+	struct e2e_opts o;
+	struct e2e_side s;
+	unsigned int round, k;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	run_layout(RUN_PIECES - 1, &src, NULL);
+	total = src + run_piece_len(RUN_PIECES - 1);
+	CHECK(total <= RUN_MAX && span + 64 <= RUN_MAX && span + 64 <= o.buf_len,
+	      "the run (%zu bytes, %zu spanned) does not fit", total, span);
+	for (round = 0; round < RUN_ROUNDS; round++) {
+		memset(s.buf, FILLER, span + 64);
+		fill(image, total, 300 + round);
+		memset(want, FILLER, span + 64);
+		for (k = 0; k < RUN_PIECES; k++) {
+			run_layout(k, &src, &dst);
+			memcpy(want + dst, image + src, run_piece_len(k));
+		}
+		TRY(e2e_sync(p, "ready"));
+		TRY(e2e_sync(p, "written"));
+		for (i = 0; i < span + 64; i++)
+			CHECK(s.buf[i] == want[i],
+			      "round %u: byte %zu is %#04x, expected %#04x", round,
+			      i, s.buf[i], want[i]);
+	}
+	TRY(expect_no_wc(rcq_of(&s), 10, "receive CQ"));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
 /* ================================================= SQD: drain, resume */
 
 #define DRAIN_WRS 5
@@ -1729,6 +1853,7 @@ const struct e2e_test e2e_data_tests[] = {
 	PAIR("ops", "write", write_plain_req, write_plain_resp),
 	PAIR("ops", "write_imm", write_imm_req, write_imm_resp),
 	PAIR("ops", "read", read_req, read_resp),
+	PAIR("ops", "write_run", write_run_req, write_run_resp),
 	PAIR("ops", "atomic_cmp_swp", cas_req, atomic3_resp),
 	PAIR("ops", "atomic_fetch_add", faa_req, atomic3_resp),
 	PAIR("ops", "responder_in_rtr", rtr_req, rtr_resp),
