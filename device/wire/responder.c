@@ -48,6 +48,15 @@ static bool reliable(const struct rn_wire_qp *wq)
 	return wq->transport != RN_PKT_UC;
 }
 
+/* What the reply stage holds of wq was read before its latest request. */
+static void forget_reply_stage(struct rn_wire_qp *wq)
+{
+	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->reply_stage;
+
+	if (st->wq == wq)
+		st->wq = NULL;
+}
+
 int rn_wire_responder_init(struct rn_wire_qp *wq)
 {
 	uint32_t n = wq->qp->attr.max_dest_rd_atomic, r = 1;
@@ -61,6 +70,7 @@ int rn_wire_responder_init(struct rn_wire_qp *wq)
 		return ENOMEM;
 	wq->res_next = 0;
 	wq->replying = 0;
+	forget_reply_stage(wq);
 	wq->epsn = wq->qp->attr.rq_psn & RN_PKT_MASK24;
 	wq->msn = 0;
 	wq->nak_sent = false;
@@ -71,6 +81,7 @@ int rn_wire_responder_init(struct rn_wire_qp *wq)
 
 void rn_wire_responder_free(struct rn_wire_qp *wq)
 {
+	forget_reply_stage(wq);
 	free(wq->res);
 	wq->res = NULL;
 	wq->nres = 0;
@@ -506,6 +517,7 @@ static struct rn_wire_res *new_resource(struct rn_wire_qp *wq)
 
 static void reply(struct rn_wire_qp *wq, struct rn_wire_res *res, uint32_t psn)
 {
+	forget_reply_stage(wq);
 	res->start_psn = res->next_psn = psn;
 	if (!res->replying) {
 		res->replying = true;
@@ -796,6 +808,41 @@ struct read_src {
 	uint64_t off;
 };
 
+/*
+ * READ data from the reply stage, which is filled with one call from the
+ * packet's address to the end of the READ (at most the stage's size);
+ * false when the packet must be read alone (the read failed: its failure
+ * then gets its exact NAK).
+ */
+static bool staged_read(const struct read_src *src, const struct rn_responder *r,
+			const struct rn_iovs *packet, uint8_t *dst, uint32_t len)
+{
+	struct rn_wire_stage *st = &rn_wire_dev(src->wq)->wire->reply_stage;
+	uint64_t addr = (uintptr_t)packet->iov[0].iov_base;
+	uint64_t rest = src->res->len - src->off;
+	struct rn_iovs all;
+
+	if (st->wq != src->wq || st->mem != packet->mem || addr < st->addr ||
+	    addr - st->addr > st->len || len > st->len - (addr - st->addr)) {
+		st->wq = NULL;
+		if (rest <= len)
+			return false;
+		if (rest > RN_WIRE_STAGE_SIZE)
+			rest = RN_WIRE_STAGE_SIZE;
+		if (!rn_remote_resolve(&r->target, src->res->va + src->off,
+				       src->res->rkey, rest,
+				       IBV_ACCESS_REMOTE_READ, &all) ||
+		    all.n != 1 || rn_mem_read(all.mem, all.iov, 1, st->buf))
+			return false;
+		st->wq = src->wq;
+		st->mem = all.mem;
+		st->addr = addr;
+		st->len = (uint32_t)rest;
+	}
+	memcpy(dst, st->buf + (addr - st->addr), len);
+	return true;
+}
+
 static enum rn_dma_status fill_read(void *arg, uint8_t *dst, uint32_t len)
 {
 	struct read_src *src = arg;
@@ -808,6 +855,8 @@ static enum rn_dma_status fill_read(void *arg, uint8_t *dst, uint32_t len)
 			       src->res->rkey, len, IBV_ACCESS_REMOTE_READ,
 			       &remote))
 		return RN_DMA_SRC_FAULT;
+	if (remote.n == 1 && staged_read(src, &r, &remote, dst, len))
+		return RN_DMA_OK;
 	return rn_dma_from(&remote, dst, len);
 }
 

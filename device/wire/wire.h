@@ -203,7 +203,8 @@ struct rn_wire_tx {
  * The requester reads ahead over a message and the WQEs posted after it
  * while their sources are adjacent (requester.c); the responder holds
  * the payload of in-order WRITE packets to adjacent addresses and writes
- * it before anything else happens (responder.c).
+ * it before anything else happens, and reads a READ's data ahead
+ * (responder.c).
  */
 #define RN_WIRE_STAGE_SIZE (64u * 1024)
 struct rn_wire_stage {
@@ -248,6 +249,7 @@ struct rn_wire {
 
 	struct rn_wire_stage read_stage; /* the requester's */
 	struct rn_wire_stage write_stage; /* the responder's */
+	struct rn_wire_stage reply_stage; /* the responder's READ data */
 };
 
 /* What a received packet is, beyond what its headers say. */
