@@ -273,12 +273,13 @@ static bool aeth_is_nak(struct rn_wire_qp *wq, const struct rn_pkt *p)
 
 /* ---- responses that carry data ---------------------------------------------- */
 
-/* Write len bytes at offset off of the local buffers of WQE s. */
-static enum ibv_wc_status deliver(struct rn_wire_qp *wq, struct rn_wire_send *s,
-				  uint64_t off, const void *data, uint32_t len)
+/* The local buffers of WQE s at [off, off + len), into part. */
+static enum ibv_wc_status local_part(struct rn_wire_qp *wq,
+				     const struct rn_wire_send *s, uint64_t off,
+				     uint32_t len, struct rn_iovs *part)
 {
 	struct rn_qp *qp = wq->qp;
-	struct rn_iovs local, part;
+	struct rn_iovs local;
 	struct rn_wqe w;
 
 	if (rn_sq_fetch_at(qp, s->pos, &w) || w.opcode != s->opcode)
@@ -287,14 +288,72 @@ static enum ibv_wc_status deliver(struct rn_wire_qp *wq, struct rn_wire_send *s,
 			   IBV_ACCESS_LOCAL_WRITE, &local) ||
 	    off + len > local.len)
 		return IBV_WC_LOC_PROT_ERR;
-	rn_iovs_sub(&local, off, len, &part);
-	switch (rn_dma_to(&part, data, len)) {
+	rn_iovs_sub(&local, off, len, part);
+	return IBV_WC_SUCCESS;
+}
+
+static enum ibv_wc_status write_part(const struct rn_iovs *part,
+				     const void *data, uint32_t len)
+{
+	switch (rn_dma_to(part, data, len)) {
 	case RN_DMA_OK:
 	case RN_DMA_GONE: /* its hang-up follows */
 		return IBV_WC_SUCCESS;
 	default:
 		return IBV_WC_LOC_PROT_ERR;
 	}
+}
+
+/* Write len bytes at offset off of the local buffers of WQE s. */
+static enum ibv_wc_status deliver(struct rn_wire_qp *wq, struct rn_wire_send *s,
+				  uint64_t off, const void *data, uint32_t len)
+{
+	struct rn_iovs part;
+	enum ibv_wc_status st = local_part(wq, s, off, len, &part);
+
+	return st ? st : write_part(&part, data, len);
+}
+
+/* The staged part of a READ's data could not be written: the READ fails. */
+static void response_failed(struct rn_wire_qp *wq, uint32_t first_psn,
+			    enum rn_dma_status status)
+{
+	(void)first_psn;
+	if (status != RN_DMA_GONE)
+		rn_wire_complete_head(wq, IBV_WC_LOC_PROT_ERR, 0);
+}
+
+/*
+ * Place READ response p at offset off of WQE s (the head): staged, or
+ * written at once when it is the last, after what was staged, since the
+ * completion follows it.  False when the READ failed (it is completed).
+ */
+static bool place_response(struct rn_wire_qp *wq, struct rn_wire_send *s,
+			   uint64_t off, const struct rn_pkt *p, bool last)
+{
+	struct rn_iovs part;
+	enum ibv_wc_status st = local_part(wq, s, off, p->payload_len, &part);
+
+	if (!st && !last) {
+		switch (rn_wire_write_stage(wq, RN_PKT_K_READ_RESP, &part, p,
+					    response_failed)) {
+		case RN_WIRE_STAGED:
+			return true;
+		case RN_WIRE_STAGE_FAILED:
+			return false;
+		case RN_WIRE_NOT_STAGED:
+			break;
+		}
+	} else if (!st && rn_wire_write_flush(rn_wire_dev(wq)) == wq) {
+		return false;
+	}
+	if (!st)
+		st = write_part(&part, p->payload, p->payload_len);
+	if (st) {
+		rn_wire_complete_head(wq, st, 0);
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -322,7 +381,6 @@ static void read_response(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 {
 	const struct rn_pkt *p = &pkt->p;
 	struct rn_wire_send *s;
-	enum ibv_wc_status st;
 	uint32_t i, expected;
 	uint64_t want;
 
@@ -349,11 +407,8 @@ static void read_response(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 		return;
 	}
 	wq->implied_nak = false;
-	st = deliver(wq, s, (uint64_t)i * wq->mtu, p->payload, p->payload_len);
-	if (st) {
-		rn_wire_complete_head(wq, st, 0);
+	if (!place_response(wq, s, (uint64_t)i * wq->mtu, p, i + 1 == s->npsn))
 		return;
-	}
 	s->done++;
 	wq->una = rn_pkt_psn_add(p->psn, 1);
 	if (s->done == s->npsn) {

@@ -348,7 +348,7 @@ void rn_wire_flush(struct rn_device *dev)
 	unsigned int i, nmsg = 0, done = 0;
 
 	/* No packet says a WRITE arrived before its payload is in memory. */
-	rn_wire_write_flush(dev);
+	rn_wire_write_out(dev);
 	if (!w->ntx)
 		return;
 	s = &w->socks[w->tx_sock];

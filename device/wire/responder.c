@@ -302,6 +302,21 @@ static void finish_receive(struct rn_wire_qp *wq, const struct rn_responder *r,
 	}
 }
 
+/* A staged SEND's payload could not be written to its receive buffer. */
+static void send_failed(struct rn_wire_qp *wq, uint32_t first_psn,
+			enum rn_dma_status status)
+{
+	struct rn_responder r;
+
+	if (status == RN_DMA_GONE) {
+		drop_pending_answer(wq);
+		return;
+	}
+	if (rn_responder_of(wq->qp, wq->msg_srqn, &r))
+		fail_receive(wq, &r, IBV_WC_LOC_PROT_ERR);
+	refuse_own(wq, RN_PKT_NAK_REM_OP, first_psn);
+}
+
 static enum step do_send(struct rn_wire_qp *wq, const struct rn_pkt *p,
 			 uint8_t place)
 {
@@ -346,6 +361,22 @@ static enum step do_send(struct rn_wire_qp *wq, const struct rn_pkt *p,
 		return REFUSED;
 	}
 	rn_iovs_sub(&dsts, wq->msg_off, p->payload_len, &part);
+	/* The last packet is written at once, after what was staged: the
+	 * completion follows it.
+	 */
+	if (!last) {
+		switch (rn_wire_write_stage(wq, RN_PKT_K_SEND, &part, p,
+					    send_failed)) {
+		case RN_WIRE_STAGED:
+			goto written;
+		case RN_WIRE_STAGE_FAILED:
+			return REFUSED;
+		case RN_WIRE_NOT_STAGED:
+			break;
+		}
+	} else if (rn_wire_write_flush(rn_wire_dev(wq)) == wq) {
+		return REFUSED;
+	}
 	switch (rn_dma_to(&part, p->payload, p->payload_len)) {
 	case RN_DMA_OK:
 		break;
@@ -356,6 +387,7 @@ static enum step do_send(struct rn_wire_qp *wq, const struct rn_pkt *p,
 		refuse_own(wq, RN_PKT_NAK_REM_OP, p->psn);
 		return REFUSED;
 	}
+written:
 	wq->msg_off += p->payload_len;
 	wq->in_msg = !last;
 	wq->msg_kind = RN_PKT_K_SEND;
@@ -364,72 +396,16 @@ static enum step do_send(struct rn_wire_qp *wq, const struct rn_pkt *p,
 	return TAKEN;
 }
 
-/* ---- WRITE payload, staged ------------------------------------------------------ */
-
-/*
- * The payload of in-order WRITE packets (no immediate) of one QP to
- * adjacent addresses is held in the write stage and written with one call
- * (a 64-byte write costs the call a 64 KiB one does).  It is written
- * before anything else can see memory or hear of it: before any other
- * packet is executed (netio.c's dispatch), at the end of each received
- * batch, before the ACKs go, and before any packet leaves (rn_wire_flush).
- * A write that fails then (the client unmapped registered memory) NAKs the
- * first packet staged, and the QP fails, as one failing at once would.
- */
-bool rn_wire_write_joins(const struct rn_device *dev,
-			 const struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
+/* A staged WRITE's payload could not be written. */
+static void write_failed(struct rn_wire_qp *wq, uint32_t first_psn,
+			 enum rn_dma_status status)
 {
-	return dev->wire->write_stage.wq == wq &&
-	       pkt->op->flags & RN_PKT_F_REQ && pkt->op->kind == RN_PKT_K_WRITE;
-}
-
-void rn_wire_write_flush(struct rn_device *dev)
-{
-	struct rn_wire_stage *st = &dev->wire->write_stage;
-	struct rn_wire_qp *wq = st->wq;
-	struct iovec all = { (void *)(uintptr_t)st->addr, st->len };
-
-	if (!wq)
-		return;
-	st->wq = NULL;
-	switch (rn_mem_write(st->mem, &all, 1, st->buf)) {
-	case RN_DMA_OK:
-		return;
-	case RN_DMA_GONE:
+	if (status == RN_DMA_GONE) {
 		/* Its owner is gone and the QP with it: acknowledge nothing. */
 		drop_pending_answer(wq);
 		return;
-	default:
-		refuse(wq, RN_PKT_NAK_REM_ACCESS, st->first_psn);
-		return;
 	}
-}
-
-/* Stage the payload of WRITE packet p for remote; false if it cannot be. */
-static bool stage_write(struct rn_wire_qp *wq, const struct rn_iovs *remote,
-			const struct rn_pkt *p)
-{
-	struct rn_device *dev = rn_wire_dev(wq);
-	struct rn_wire_stage *st = &dev->wire->write_stage;
-	uint64_t addr;
-
-	if (remote->n != 1)
-		return false;
-	addr = (uintptr_t)remote->iov[0].iov_base;
-	if (st->wq && (st->wq != wq || st->mem != remote->mem ||
-		       st->addr + st->len != addr ||
-		       p->payload_len > RN_WIRE_STAGE_SIZE - st->len))
-		rn_wire_write_flush(dev);
-	if (!st->wq) {
-		st->wq = wq;
-		st->mem = remote->mem;
-		st->addr = addr;
-		st->len = 0;
-		st->first_psn = p->psn;
-	}
-	memcpy(st->buf + st->len, p->payload, p->payload_len);
-	st->len += p->payload_len;
-	return true;
+	refuse(wq, RN_PKT_NAK_REM_ACCESS, first_psn);
 }
 
 static enum step do_write(struct rn_wire_qp *wq, const struct rn_pkt *p,
@@ -481,10 +457,20 @@ static enum step do_write(struct rn_wire_qp *wq, const struct rn_pkt *p,
 		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
 		return REFUSED;
 	}
-	if (!(p->hdrs & RN_PKT_H_IMMDT) && stage_write(wq, &remote, p))
-		goto written;
-	/* What is staged lands first: memory changes in packet order. */
-	rn_wire_write_flush(rn_wire_dev(wq));
+	if (!(p->hdrs & RN_PKT_H_IMMDT)) {
+		switch (rn_wire_write_stage(wq, RN_PKT_K_WRITE, &remote, p,
+					    write_failed)) {
+		case RN_WIRE_STAGED:
+			goto written;
+		case RN_WIRE_STAGE_FAILED:
+			return REFUSED;
+		case RN_WIRE_NOT_STAGED:
+			break;
+		}
+	} else if (rn_wire_write_flush(rn_wire_dev(wq)) == wq) {
+		/* What is staged lands first: memory changes in order. */
+		return REFUSED;
+	}
 	switch (rn_dma_to(&remote, p->payload, p->payload_len)) {
 	case RN_DMA_OK:
 		break;

@@ -201,21 +201,29 @@ struct rn_wire_tx {
  * Payload bytes of a run of packets moved with one system call: a
  * client's memory costs a call per range (memory.c), whatever its size.
  * The requester reads ahead over a message and the WQEs posted after it
- * while their sources are adjacent (requester.c); the responder holds
- * the payload of in-order WRITE packets to adjacent addresses and writes
- * it before anything else happens, and reads a READ's data ahead
- * (responder.c).
+ * while their sources are adjacent (requester.c), the responder reads a
+ * READ's data ahead (responder.c), and in-order WRITEs, SENDs and READ
+ * responses to adjacent addresses are written together (stage.c).
  */
 #define RN_WIRE_STAGE_SIZE (64u * 1024)
+struct rn_wire_qp;
+/* A staged write failed (status): the owner fails the QP at first_psn. */
+typedef void (*rn_wire_stage_failed_fn)(struct rn_wire_qp *wq,
+					uint32_t first_psn,
+					enum rn_dma_status status);
 struct rn_wire_stage {
 	struct rn_wire_qp *wq; /* NULL: empty */
 	int mem; /* the client's address space */
 	uint64_t addr; /* where buf[0] is in it */
 	uint32_t len;
-	/* read: valid for the send WQEs at slots [first_pos, end_pos) */
+	/* requester's read: valid for the send WQEs at slots [first_pos,
+	 * end_pos)
+	 */
 	uint64_t first_pos, end_pos;
-	/* write: the first packet's PSN, which a failed write NAKs */
+	/* write: the kind of its packets (RN_PKT_K_*), the first one's PSN */
+	uint8_t kind;
 	uint32_t first_psn;
+	rn_wire_stage_failed_fn failed;
 	uint8_t buf[RN_WIRE_STAGE_SIZE];
 };
 
@@ -248,7 +256,7 @@ struct rn_wire {
 	struct rn_wire_rx rx[RN_WIRE_RX_BATCH];
 
 	struct rn_wire_stage read_stage; /* the requester's */
-	struct rn_wire_stage write_stage; /* the responder's */
+	struct rn_wire_stage write_stage; /* stage.c */
 	struct rn_wire_stage reply_stage; /* the responder's READ data */
 };
 
@@ -298,6 +306,25 @@ bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
 		     const uint8_t *dgid, struct rn_wire_peer *peer);
 
 
+/* stage.c */
+/* May packet pkt for wq join the payload staged now? */
+bool rn_wire_write_joins(const struct rn_device *dev,
+			 const struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
+/* The staged payload to memory; returns the QP whose write failed, or NULL. */
+struct rn_wire_qp *rn_wire_write_flush(struct rn_device *dev);
+/* The same, before packets leave: a failure waits for the next flush. */
+void rn_wire_write_out(struct rn_device *dev);
+enum rn_wire_staged {
+	RN_WIRE_STAGED,
+	RN_WIRE_NOT_STAGED, /* the stage is empty: write it now, directly */
+	RN_WIRE_STAGE_FAILED, /* what wq staged before failed: stop */
+};
+/* Stage the payload of packet p (of this kind) for dst. */
+enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
+					const struct rn_iovs *dst,
+					const struct rn_pkt *p,
+					rn_wire_stage_failed_fn failed);
+
 /* requester.c */
 bool rn_wire_requester_run(struct rn_wire_qp *wq, unsigned int budget);
 bool rn_wire_requester_busy(const struct rn_wire_qp *wq);
@@ -334,11 +361,7 @@ void rn_wire_responder_stop(struct rn_wire_qp *wq);
 void rn_wire_responder_free(struct rn_wire_qp *wq);
 void rn_wire_responder_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
 void rn_wire_send_acks(struct rn_device *dev);
-/* Will packet pkt for wq join the WRITE payload staged now? */
-bool rn_wire_write_joins(const struct rn_device *dev,
-			 const struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
-/* The staged WRITE payload to memory (before any other effect). */
-void rn_wire_write_flush(struct rn_device *dev);
+
 
 /* datagram.c */
 void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt);

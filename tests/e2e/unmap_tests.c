@@ -204,7 +204,8 @@ static int send_resp(struct e2e_proc *p)
 
 /* ---- a receive into an MR that went: LOC_PROT_ERR on the receive ------ */
 
-static int recv_req(struct e2e_proc *p)
+/* len: 64 (one packet) or PAGE (several packets on the wire). */
+static int recv_req(struct e2e_proc *p, uint32_t len)
 {
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
@@ -214,7 +215,7 @@ static int recv_req(struct e2e_proc *p)
 	e2e_default_opts(&o);
 	TRY(e2e_setup(&s, p, &o));
 	TRY(e2e_sync(p, "posted"));
-	sge = sge_of(&s, 0, 64);
+	sge = sge_of(&s, 0, len);
 	wr = one_wr(IBV_WR_SEND, &sge, 0, 0);
 	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
 	TRY(expect_err(scq_of(&s), 1, IBV_WC_REM_OP_ERR, s.qp->qp_num,
@@ -223,7 +224,7 @@ static int recv_req(struct e2e_proc *p)
 	return e2e_close(&s);
 }
 
-static int recv_resp(struct e2e_proc *p)
+static int recv_resp(struct e2e_proc *p, uint32_t len)
 {
 	struct ibv_recv_wr wr = { .wr_id = 9, .num_sge = 1 }, *bad;
 	struct ibv_sge sge;
@@ -234,7 +235,7 @@ static int recv_resp(struct e2e_proc *p)
 	e2e_default_opts(&o);
 	TRY(e2e_setup(&s, p, &o));
 	TRY(region_make(&r, s.pd));
-	sge = (struct ibv_sge){ (uintptr_t)r.page, 64, r.mr->lkey };
+	sge = (struct ibv_sge){ (uintptr_t)r.page, len, r.mr->lkey };
 	wr.sg_list = &sge;
 	CHECK(!ibv_post_recv(s.qp, &wr, &bad), "ibv_post_recv failed");
 	TRY(region_replace(&r, false));
@@ -247,6 +248,11 @@ static int recv_resp(struct e2e_proc *p)
 	return e2e_close(&s);
 }
 
+static int recv_req_64(struct e2e_proc *p) { return recv_req(p, 64); }
+static int recv_resp_64(struct e2e_proc *p) { return recv_resp(p, 64); }
+static int recv_req_page(struct e2e_proc *p) { return recv_req(p, PAGE); }
+static int recv_resp_page(struct e2e_proc *p) { return recv_resp(p, PAGE); }
+
 #define PAIR(n, req, resp)                                                     \
 	{ .group = "unmapped", .name = n, .nroles = 2, .role = { req, resp } }
 
@@ -257,6 +263,7 @@ const struct e2e_test e2e_unmap_tests[] = {
 	PAIR("read_after_munmap", read_req, munmap_resp),
 	PAIR("read_after_mremap", read_req, move_resp),
 	PAIR("send_from_unmapped", send_req, send_resp),
-	PAIR("recv_into_unmapped", recv_req, recv_resp),
+	PAIR("recv_into_unmapped", recv_req_64, recv_resp_64),
+	PAIR("recv_page_into_unmapped", recv_req_page, recv_resp_page),
 	{ 0 },
 };
