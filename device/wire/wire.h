@@ -235,7 +235,7 @@ struct rn_wire_rx {
 		struct sockaddr_in v4;
 		struct sockaddr_in6 v6;
 	} from;
-	uint8_t cmsg[128];
+	_Alignas(struct cmsghdr) uint8_t cmsg[128];
 };
 
 /* The device's transport. */
