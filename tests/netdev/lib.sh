@@ -46,8 +46,11 @@ rn_start() {
 	ringnicd --name "$name" --foreground --no-realtime "$@" \
 		2>"$RINGNIC_RUNTIME_DIR.$name.log" &
 	rn_pids+=($!)
+	# "ready" comes once all is published: the port (gids/0 among it)
+	# comes before the infiniband_verbs entry libibverbs looks for.
 	for _ in $(seq 100); do
 		[ -e "$RINGNIC_RUNTIME_DIR/sys/class/infiniband/$name/ports/1/gids/0" ] &&
+			grep -q "$name ready in" "$RINGNIC_RUNTIME_DIR.$name.log" &&
 			return 0
 		kill -0 $! 2>/dev/null || break
 		sleep 0.05

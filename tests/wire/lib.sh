@@ -64,13 +64,13 @@ wire_start() {
 	"${run[@]}" ringnicd --name "$name" --foreground --no-realtime \
 		--netdev $netdev "$@" >/dev/null 2>>"$RINGNIC_RUNTIME_DIR.$name.log" &
 	rn_pids+=($!)
-	# Up means listed, with its GID and its port ACTIVE (a veth end may
-	# get its carrier after ringnicd has started).
+	# Up means published whole ("ready"), with its GID and its port
+	# ACTIVE (a veth end may get its carrier after ringnicd has started).
 	for _ in $(seq 100); do
 		[ -e "$RINGNIC_RUNTIME_DIR/sys/class/infiniband/$name/ports/1/gids/0" ] &&
 			[ "$(cat "$RINGNIC_RUNTIME_DIR/sys/class/infiniband/$name/ports/1/state")" = "4: ACTIVE" ] &&
-			grep -qx "$name" "$RINGNIC_RUNTIME_DIR"/sys/class/infiniband_verbs/*/ibdev \
-				2>/dev/null && return 0
+			grep -q "$name ready in" "$RINGNIC_RUNTIME_DIR.$name.log" &&
+			return 0
 		kill -0 $! 2>/dev/null || break
 		sleep 0.05
 	done
