@@ -2,7 +2,7 @@
 # Sourced by scripts/demo and scripts/test: installs the Debian 12 packages
 # ringnic builds with, tests with and benchmarks with, if any is missing.
 RINGNIC_DEPS="build-essential clang cmake pkg-config libibverbs-dev
-	libnl-3-dev libnl-route-3-dev libcmocka-dev zlib1g-dev ibverbs-utils
+	libnl-3-dev libnl-route-3-dev libcmocka-dev zlib1g-dev libisal-dev ibverbs-utils
 	ibverbs-providers perftest qperf iproute2 util-linux gnuplot-nox pandoc
 	valgrind ucx-utils openmpi-bin libopenmpi-dev libfabric-bin nftables
 	rdmacm-utils ethtool"
