@@ -172,6 +172,8 @@ void rn_wire_qp_stop(struct rn_qp *qp, bool responder_too)
 
 	if (!wq)
 		return;
+	/* What it staged lands before its queues flush their buffers back. */
+	rn_wire_write_settle(wq);
 	if (wq->sends) {
 		qp->attr.sq_psn = wq->next_psn;
 		rn_wire_requester_stop(wq);

@@ -648,6 +648,11 @@ static void receive(struct rn_device *dev, struct rn_wire_sock *s,
 	each = read_cmsgs(&m->msg_hdr, &pkt);
 	if (!each || each > len)
 		each = len;
+	/* No packet is longer than the largest MTU's (nor empty). */
+	if (!each || each > RN_WIRE_PKT_MAX) {
+		rn_wire_count(dev, RN_CNT_RX_MALFORMED);
+		return;
+	}
 	for (off = 0; off < len; off += each)
 		receive_packet(dev, pkt, rx->buf + off,
 			       len - off < each ? len - off : each);

@@ -99,6 +99,10 @@ bool rn_wire_complete_head(struct rn_wire_qp *wq, enum ibv_wc_status status,
 	struct rn_qp *qp = wq->qp;
 	struct rn_wqe w;
 
+	/* READ data staged for it lands before its buffer goes back. */
+	if (status != IBV_WC_SUCCESS)
+		rn_wire_write_settle(wq);
+
 	if (rn_sq_fetch_at(qp, s->pos, &w) || w.opcode != s->opcode ||
 	    s->pos != qp->sq_head) {
 		rn_warn("pid %d: QP %u: a send WQE changed while in flight\n",
@@ -293,6 +297,7 @@ struct gather {
 	struct rn_wire_qp *wq;
 	const struct rn_wire_send *s;
 	uint64_t off;
+	uint64_t ahead; /* bytes this turn of the QP may send */
 };
 
 /* The source of WQE w as one range of memory, if it is one. */
@@ -328,7 +333,7 @@ static bool stage_holds(const struct rn_wire_stage *st,
  * packet is then read alone, which gives a failure its exact completion.
  */
 static bool stage_read(struct rn_wire_qp *wq, const struct rn_wire_send *s,
-		       const struct iovec *range, uint32_t len)
+		       const struct iovec *range, uint32_t len, uint64_t ahead)
 {
 	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->read_stage;
 	struct rn_qp *qp = wq->qp;
@@ -339,16 +344,19 @@ static bool stage_read(struct rn_wire_qp *wq, const struct rn_wire_send *s,
 	struct iovec all;
 	struct rn_wqe w;
 
-	if (end - start > RN_WIRE_STAGE_SIZE)
-		end = start + RN_WIRE_STAGE_SIZE;
-	while (end - start < RN_WIRE_STAGE_SIZE && pos != qp->sq_prod &&
-	       !rn_sq_fetch_at(qp, pos, &w) &&
+	if (ahead > RN_WIRE_STAGE_SIZE)
+		ahead = RN_WIRE_STAGE_SIZE;
+	if (end - start > ahead)
+		end = start + (ahead > len ? ahead : len);
+	/* A fenced WQE's source may be what a READ or atomic still brings. */
+	while (end - start < ahead && pos != qp->sq_prod &&
+	       !rn_sq_fetch_at(qp, pos, &w) && !(w.flags & RN_WQE_FENCE) &&
 	       (w.opcode == RN_OP_SEND || w.opcode == RN_OP_SEND_IMM ||
 		w.opcode == RN_OP_SEND_INV || w.opcode == RN_OP_WRITE ||
 		w.opcode == RN_OP_WRITE_IMM) &&
 	       one_range(qp, &w, &src) &&
 	       (uintptr_t)src.iov[0].iov_base == end &&
-	       src.len <= RN_WIRE_STAGE_SIZE - (end - start)) {
+	       src.len <= ahead - (end - start)) {
 		end += src.len;
 		pos = (pos + w.nslots) & RN_DB_SEQ_MASK;
 	}
@@ -390,7 +398,7 @@ static enum rn_dma_status fill_payload(void *arg, uint8_t *dst, uint32_t len)
 		struct iovec packet = { rest.iov_base, len };
 
 		if (stage_holds(st, wq, g->s->pos, &packet) ||
-		    stage_read(wq, g->s, &rest, len)) {
+		    stage_read(wq, g->s, &rest, len, g->ahead)) {
 			memcpy(dst, st->buf + ((uintptr_t)packet.iov_base - st->addr),
 			       len);
 			return RN_DMA_OK;
@@ -402,13 +410,14 @@ static enum rn_dma_status fill_payload(void *arg, uint8_t *dst, uint32_t len)
 
 /* Build and queue the packet at send_psn of started WQE s. */
 static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
-				      struct rn_wire_send *s, uint64_t now)
+				      struct rn_wire_send *s, uint64_t now,
+				      unsigned int budget)
 {
 	struct rn_qp *qp = wq->qp;
 	const struct rn_wqe *w = &wq->wqe;
 	uint32_t i = rn_pkt_psn_sub(wq->send_psn, s->first_psn);
 	uint64_t off = (uint64_t)i * wq->mtu;
-	struct gather g = { wq, s, off };
+	struct gather g = { wq, s, off, (uint64_t)budget * wq->mtu };
 	rn_wire_fill_fn fill = NULL;
 	struct rn_pkt p = {
 		.dqpn = qp->attr.dest_qp_num,
@@ -513,7 +522,7 @@ bool rn_wire_requester_run(struct rn_wire_qp *wq, unsigned int budget)
 		s = send_at(wq, wq->cur);
 		if (!load_wqe(wq, s))
 			return true;
-		switch (send_packet(wq, s, now)) {
+		switch (send_packet(wq, s, now, budget)) {
 		case RN_DMA_OK:
 			break;
 		case RN_DMA_GONE:

@@ -212,6 +212,8 @@ static void fail_receive(struct rn_wire_qp *wq, const struct rn_responder *r,
 
 	if (!wq->have_rwqe)
 		return;
+	/* What the receive took so far lands before its buffer goes back. */
+	rn_wire_write_settle(wq);
 	wq->have_rwqe = false;
 	rn_recv_finish(r, &wq->rwqe, &res);
 }
@@ -440,9 +442,10 @@ static enum step do_write(struct rn_wire_qp *wq, const struct rn_pkt *p,
 			return REFUSED;
 		}
 	}
-	if (last ? wq->msg_off + p->payload_len != wq->msg_len :
-		   p->payload_len != wq->mtu ||
-			   wq->msg_off + p->payload_len > wq->msg_len) {
+	if (p->payload_len > wq->mtu ||
+	    (last ? wq->msg_off + p->payload_len != wq->msg_len :
+		    p->payload_len != wq->mtu ||
+			    wq->msg_off + p->payload_len > wq->msg_len)) {
 		refuse(wq, RN_PKT_NAK_INV_REQ, p->psn);
 		return REFUSED;
 	}
@@ -813,6 +816,9 @@ static bool staged_read(const struct read_src *src, const struct rn_responder *r
 		st->wq = NULL;
 		if (rest <= len)
 			return false;
+		/* At most what this turn of the QP sends (send_responses). */
+		if (rest > (uint64_t)RN_WIRE_REPLY_BUDGET * src->wq->mtu)
+			rest = (uint64_t)RN_WIRE_REPLY_BUDGET * src->wq->mtu;
 		if (rest > RN_WIRE_STAGE_SIZE)
 			rest = RN_WIRE_STAGE_SIZE;
 		if (!rn_remote_resolve(&r->target, src->res->va + src->off,

@@ -6,9 +6,12 @@
  * does).  It is written before anything else can see memory or hear of
  * it: before any other packet is executed (netio.c's dispatch), at the end
  * of each received batch, before any packet leaves (rn_wire_flush), and
- * by its owner before a completion says the message is there.  A write
- * that fails then calls the owner's 'failed' with the first packet's PSN,
- * and the QP fails as one failing at once would.
+ * by its owner before a completion says the message is there, or before
+ * an error completion hands a buffer back (rn_wire_write_settle).  A
+ * write that fails then calls the owner's 'failed' with the first packet's
+ * PSN, and the QP fails as one failing at once would.  That PSN may be an
+ * earlier WRITE's than the one whose memory is gone (the client unmapped
+ * memory it had registered, which a NIC would have pinned).
  */
 #include "wire/wire.h"
 
@@ -35,6 +38,16 @@ void rn_wire_write_out(struct rn_device *dev)
 
 	if (st->wq && rn_mem_write(st->mem, &all, 1, st->buf) == RN_DMA_OK)
 		st->wq = NULL;
+}
+
+void rn_wire_write_settle(struct rn_wire_qp *wq)
+{
+	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->write_stage;
+
+	if (st->wq == wq) {
+		rn_wire_write_out(rn_wire_dev(wq));
+		st->wq = NULL;
+	}
 }
 
 struct rn_wire_qp *rn_wire_write_flush(struct rn_device *dev)
@@ -67,7 +80,7 @@ enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 		       p->payload_len > RN_WIRE_STAGE_SIZE - st->len) &&
 	    rn_wire_write_flush(rn_wire_dev(wq)) == wq)
 		return RN_WIRE_STAGE_FAILED;
-	if (dst->n != 1)
+	if (dst->n != 1 || p->payload_len > RN_WIRE_STAGE_SIZE)
 		return RN_WIRE_NOT_STAGED;
 	if (!st->wq) {
 		st->wq = wq;

@@ -314,6 +314,10 @@ bool rn_wire_write_joins(const struct rn_device *dev,
 struct rn_wire_qp *rn_wire_write_flush(struct rn_device *dev);
 /* The same, before packets leave: a failure waits for the next flush. */
 void rn_wire_write_out(struct rn_device *dev);
+/* wq fails (an error completion follows): what it staged is written, come
+ * what may, before the completion hands the buffer back.
+ */
+void rn_wire_write_settle(struct rn_wire_qp *wq);
 enum rn_wire_staged {
 	RN_WIRE_STAGED,
 	RN_WIRE_NOT_STAGED, /* the stage is empty: write it now, directly */

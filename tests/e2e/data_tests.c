@@ -583,6 +583,70 @@ static int write_run_resp(struct e2e_proc *p)
 	return e2e_close(&s);
 }
 
+/* ================================================= FENCE after a READ */
+
+/*
+ * A SEND, then a SEND with FENCE of the buffer a READ just before them
+ * fills: the fenced SEND carries what the READ brought, never what the
+ * buffer held before, even where its source follows on from the SEND
+ * before it (the wire reads such runs ahead).
+ */
+#define FENCE_LEN 4096
+#define FENCE_A 0 /* the first SEND's source, 64 bytes */
+#define FENCE_B 64 /* the READ's target, the fenced SEND's source */
+#define FENCE_R 8192 /* the responder's bytes the READ takes */
+
+static int fence_req(struct e2e_proc *p)
+{
+	struct ibv_sge sge[3];
+	struct ibv_send_wr wr[3];
+	struct e2e_opts o;
+	struct e2e_side s;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	fill(s.buf + FENCE_A, 64, 41);
+	fill(s.buf + FENCE_B, FENCE_LEN, 42);
+	sge[0] = sge_of(&s, FENCE_B, FENCE_LEN);
+	wr[0] = rdma_wr(0xa0, IBV_WR_RDMA_READ, &sge[0], 1,
+			s.rem.addr + FENCE_R, s.rem.rkey);
+	sge[1] = sge_of(&s, FENCE_A, 64);
+	wr[1] = rdma_wr(0xa1, IBV_WR_SEND, &sge[1], 1, 0, 0);
+	sge[2] = sge_of(&s, FENCE_B, FENCE_LEN);
+	wr[2] = rdma_wr(0xa2, IBV_WR_SEND, &sge[2], 1, 0, 0);
+	wr[2].send_flags |= IBV_SEND_FENCE;
+	wr[0].next = &wr[1];
+	wr[1].next = &wr[2];
+	TRY(e2e_sync(p, "ready"));
+	TRY(post_send1(s.qp, wr));
+	TRY(expect_send_ok(&s, 0xa0, IBV_WC_RDMA_READ, FENCE_LEN));
+	TRY(expect_send_ok(&s, 0xa1, IBV_WC_SEND, 64));
+	TRY(expect_send_ok(&s, 0xa2, IBV_WC_SEND, FENCE_LEN));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
+static int fence_resp(struct e2e_proc *p)
+{
+	struct e2e_opts o;
+	struct e2e_side s;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	memset(s.buf, FILLER, 2 * FENCE_R);
+	fill(s.buf + FENCE_R, FENCE_LEN, 43);
+	TRY(post_recv_buf(&s, 0xb0, 0, 64));
+	TRY(post_recv_buf(&s, 0xb1, 64, FENCE_LEN));
+	TRY(e2e_sync(p, "ready"));
+	TRY(expect_recv_ok(&s, 0xb0, IBV_WC_RECV, 64, false, 0));
+	TRY(expect_recv_ok(&s, 0xb1, IBV_WC_RECV, FENCE_LEN, false, 0));
+	TRY(check_fill(s.buf, 64, 41, "the first SEND"));
+	TRY(check_fill(s.buf + 64, FENCE_LEN, 43,
+		       "the fenced SEND (what the READ brought)"));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
 /* ================================================= SQD: drain, resume */
 
 #define DRAIN_WRS 5
@@ -1854,6 +1918,7 @@ const struct e2e_test e2e_data_tests[] = {
 	PAIR("ops", "write_imm", write_imm_req, write_imm_resp),
 	PAIR("ops", "read", read_req, read_resp),
 	PAIR("ops", "write_run", write_run_req, write_run_resp),
+	PAIR("ops", "fence_after_read", fence_req, fence_resp),
 	PAIR("ops", "atomic_cmp_swp", cas_req, atomic3_resp),
 	PAIR("ops", "atomic_fetch_add", faa_req, atomic3_resp),
 	PAIR("ops", "responder_in_rtr", rtr_req, rtr_resp),
