@@ -29,12 +29,15 @@ static const struct verbs_match_ent match_table[] = {
 };
 
 static void rn_free_context(struct ibv_context *ibctx);
+static void rn_async_event(struct ibv_context *ibctx,
+			   struct ibv_async_event *event);
 static const struct verbs_device_ops rn_dev_ops;
 
 static const struct verbs_context_ops rn_ctx_ops = {
 	.advise_mr = rn_advise_mr,
 	.alloc_mw = rn_alloc_mw,
 	.alloc_pd = rn_alloc_pd,
+	.async_event = rn_async_event,
 	.bind_mw = rn_bind_mw,
 	.close_xrcd = rn_close_xrcd,
 	.cq_event = rn_cq_event,
@@ -184,6 +187,19 @@ static void device_lost(struct rn_context *ctx)
 			rn_err(ctx, "cannot wake a completion channel\n");
 	}
 	pthread_mutex_unlock(&ctx->channel_lock);
+}
+
+/*
+ * libibverbs shows the provider each async event it reads.  In kernel
+ * mode the kernel reports a device removed under its contexts (rdma link
+ * delete) as DEVICE_FATAL before ringnicd's hang-up reaches the watchdog:
+ * the context is dead from that event on, whoever sent it.
+ */
+static void rn_async_event(struct ibv_context *ibctx,
+			   struct ibv_async_event *event)
+{
+	if (event->event_type == IBV_EVENT_DEVICE_FATAL)
+		__atomic_store_n(&to_rn_ctx(ibctx)->dead, true, __ATOMIC_SEQ_CST);
 }
 
 static void *watchdog(void *arg)
