@@ -297,7 +297,7 @@ struct gather {
 	struct rn_wire_qp *wq;
 	const struct rn_wire_send *s;
 	uint64_t off;
-	uint64_t ahead; /* bytes this turn of the QP may send */
+	uint64_t ahead; /* bytes worth reading ahead */
 };
 
 /* The source of WQE w as one range of memory, if it is one. */
@@ -417,7 +417,12 @@ static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
 	const struct rn_wqe *w = &wq->wqe;
 	uint32_t i = rn_pkt_psn_sub(wq->send_psn, s->first_psn);
 	uint64_t off = (uint64_t)i * wq->mtu;
-	struct gather g = { wq, s, off, (uint64_t)budget * wq->mtu };
+	/* A paced QP sends a few packets a turn: it reads no further ahead
+	 * (other QPs' turns come between, and take the stage).
+	 */
+	struct gather g = { wq, s, off,
+			    wq->cc.rate ? (uint64_t)budget * wq->mtu :
+					  RN_WIRE_STAGE_SIZE };
 	rn_wire_fill_fn fill = NULL;
 	struct rn_pkt p = {
 		.dqpn = qp->attr.dest_qp_num,

@@ -816,8 +816,9 @@ static bool staged_read(const struct read_src *src, const struct rn_responder *r
 		st->wq = NULL;
 		if (rest <= len)
 			return false;
-		/* At most what this turn of the QP sends (send_responses). */
-		if (rest > (uint64_t)RN_WIRE_REPLY_BUDGET * src->wq->mtu)
+		/* Paced, at most what a turn of the QP sends. */
+		if (src->wq->cc.rate &&
+		    rest > (uint64_t)RN_WIRE_REPLY_BUDGET * src->wq->mtu)
 			rest = (uint64_t)RN_WIRE_REPLY_BUDGET * src->wq->mtu;
 		if (rest > RN_WIRE_STAGE_SIZE)
 			rest = RN_WIRE_STAGE_SIZE;
