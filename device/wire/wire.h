@@ -5,8 +5,8 @@
  * Split as the IB spec and rxe split it:
  *
  *   netio.c      the port's UDP sockets (one per GID, port 4791): batches
- *                of packets out, batches in, the ICRC both ways, and the
- *                dispatch of what arrives
+ *                of packets out (GSO), batches in (GRO), the ICRC both
+ *                ways, and the dispatch of what arrives
  *   requester.c  send WQEs -> packets: PSNs, segmentation by path MTU,
  *                AckReq, the window of unacknowledged packets, go-back-N
  *   completer.c  ACKs, NAKs, READ responses and atomic ACKs -> CQEs; the
@@ -16,6 +16,7 @@
  *                READ/atomic replay resources
  *   datagram.c   UD on the wire
  *   congestion.c ECN marks -> CNPs -> a paced requester (DCQCN's shape)
+ *   stage.c      the payload of a run of packets to memory in one call
  *
  * packet.c and icrc.c are the codec all of them share.  Everything here
  * runs on ringnicd's one thread.
