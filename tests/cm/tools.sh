@@ -104,7 +104,24 @@ fi_pingpong_() {
 		fi_pingpong -d $cdev -P $port "$@" $a4
 }
 fi_pingpong_ -p verbs -e msg -I 100 -c
-fi_pingpong_ -p "verbs;ofi_rxm" -e rdm -I 100 -c
+# libfabric 1.17's RxM at times calls through a message endpoint it has
+# closed while it tears down (SIGSEGV in libfabric.so, `call *0x8(%rax)`
+# at +0xb7882), on either side, after the rows were checked: about 1 run
+# in 5 on this 2-core machine under load, and seen before the wire's
+# staging too.  Such a run is said out loud and taken once more; any
+# other failure, or a second crash, fails.
+rxm_out=$(fi_pingpong_ -p "verbs;ofi_rxm" -e rdm -I 100 -c)
+port=$((port + 1)) # (the step ran in a subshell)
+if echo "$rxm_out" | grep -q "^FAIL " &&
+	echo "$rxm_out" | grep -q "terminated with signal 11 at PC=" &&
+	echo "$rxm_out" | grep -q "libfabric.so.1(+0xb7882)"; then
+	echo "note: RxM's teardown crash in libfabric 1.17; once more:"
+	echo "$rxm_out" | grep -m1 -A3 "terminated with signal 11"
+	fi_pingpong_ -p "verbs;ofi_rxm" -e rdm -I 100 -c
+else
+	echo "$rxm_out"
+	echo "$rxm_out" | grep -q "^FAIL " && failed=$((failed + 1))
+fi
 
 expect_fail() { # NAME MESSAGE CMD...: CMD fails, saying MESSAGE
 	local name=$1 message=$2 out
