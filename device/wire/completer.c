@@ -334,9 +334,9 @@ static bool place_response(struct rn_wire_qp *wq, struct rn_wire_send *s,
 	struct rn_iovs part;
 	enum ibv_wc_status st = local_part(wq, s, off, p->payload_len, &part);
 
-	if (!st && !last) {
+	if (!st) {
 		switch (rn_wire_write_stage(wq, RN_PKT_K_READ_RESP, &part, p,
-					    response_failed)) {
+					    response_failed, !last)) {
 		case RN_WIRE_STAGED:
 			return true;
 		case RN_WIRE_STAGE_FAILED:
@@ -344,8 +344,6 @@ static bool place_response(struct rn_wire_qp *wq, struct rn_wire_send *s,
 		case RN_WIRE_NOT_STAGED:
 			break;
 		}
-	} else if (!st && rn_wire_write_flush(rn_wire_dev(wq)) == wq) {
-		return false;
 	}
 	if (!st)
 		st = write_part(&part, p->payload, p->payload_len);

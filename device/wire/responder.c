@@ -366,18 +366,14 @@ static enum step do_send(struct rn_wire_qp *wq, const struct rn_pkt *p,
 	/* The last packet is written at once, after what was staged: the
 	 * completion follows it.
 	 */
-	if (!last) {
-		switch (rn_wire_write_stage(wq, RN_PKT_K_SEND, &part, p,
-					    send_failed)) {
-		case RN_WIRE_STAGED:
-			goto written;
-		case RN_WIRE_STAGE_FAILED:
-			return REFUSED;
-		case RN_WIRE_NOT_STAGED:
-			break;
-		}
-	} else if (rn_wire_write_flush(rn_wire_dev(wq)) == wq) {
+	switch (rn_wire_write_stage(wq, RN_PKT_K_SEND, &part, p, send_failed,
+				    !last)) {
+	case RN_WIRE_STAGED:
+		goto written;
+	case RN_WIRE_STAGE_FAILED:
 		return REFUSED;
+	case RN_WIRE_NOT_STAGED:
+		break;
 	}
 	switch (rn_dma_to(&part, p->payload, p->payload_len)) {
 	case RN_DMA_OK:
@@ -460,19 +456,15 @@ static enum step do_write(struct rn_wire_qp *wq, const struct rn_pkt *p,
 		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
 		return REFUSED;
 	}
-	if (!(p->hdrs & RN_PKT_H_IMMDT)) {
-		switch (rn_wire_write_stage(wq, RN_PKT_K_WRITE, &remote, p,
-					    write_failed)) {
-		case RN_WIRE_STAGED:
-			goto written;
-		case RN_WIRE_STAGE_FAILED:
-			return REFUSED;
-		case RN_WIRE_NOT_STAGED:
-			break;
-		}
-	} else if (rn_wire_write_flush(rn_wire_dev(wq)) == wq) {
-		/* What is staged lands first: memory changes in order. */
+	/* With an immediate, a completion follows: written at once. */
+	switch (rn_wire_write_stage(wq, RN_PKT_K_WRITE, &remote, p, write_failed,
+				    !(p->hdrs & RN_PKT_H_IMMDT))) {
+	case RN_WIRE_STAGED:
+		goto written;
+	case RN_WIRE_STAGE_FAILED:
 		return REFUSED;
+	case RN_WIRE_NOT_STAGED:
+		break;
 	}
 	switch (rn_dma_to(&remote, p->payload, p->payload_len)) {
 	case RN_DMA_OK:

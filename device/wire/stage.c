@@ -70,11 +70,16 @@ struct rn_wire_qp *rn_wire_write_flush(struct rn_device *dev)
 enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 					const struct rn_iovs *dst,
 					const struct rn_pkt *p,
-					rn_wire_stage_failed_fn failed)
+					rn_wire_stage_failed_fn failed,
+					bool may_stage)
 {
 	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->write_stage;
 	uint64_t addr = dst->n == 1 ? (uintptr_t)dst->iov[0].iov_base : 0;
 
+	if (!may_stage)
+		return rn_wire_write_flush(rn_wire_dev(wq)) == wq ?
+			       RN_WIRE_STAGE_FAILED :
+			       RN_WIRE_NOT_STAGED;
 	if (st->wq && (dst->n != 1 || st->wq != wq || st->kind != kind ||
 		       st->mem != dst->mem || st->addr + st->len != addr ||
 		       p->payload_len > RN_WIRE_STAGE_SIZE - st->len) &&

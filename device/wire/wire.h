@@ -324,11 +324,14 @@ enum rn_wire_staged {
 	RN_WIRE_NOT_STAGED, /* the stage is empty: write it now, directly */
 	RN_WIRE_STAGE_FAILED, /* what wq staged before failed: stop */
 };
-/* Stage the payload of packet p (of this kind) for dst. */
+/* Stage the payload of packet p (of this kind) for dst; with !may_stage
+ * (a completion follows p) only write what is staged, for p to go after.
+ */
 enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 					const struct rn_iovs *dst,
 					const struct rn_pkt *p,
-					rn_wire_stage_failed_fn failed);
+					rn_wire_stage_failed_fn failed,
+					bool may_stage);
 
 /* requester.c */
 bool rn_wire_requester_run(struct rn_wire_qp *wq, unsigned int budget);
