@@ -147,13 +147,16 @@ void rn_engine_doorbell(struct rn_qp *qp)
  */
 void rn_engine_drain(struct rn_qp *qp)
 {
+	uint64_t now;
+
 	rn_engine_doorbell(qp);
 	if (!qp->active)
 		return;
+	now = rn_now_ns();
 	if (qp->wire)
-		rn_wire_qp_run(qp, qp->sq_slots);
+		rn_wire_qp_run(qp, now, qp->sq_slots);
 	else
-		rn_local_run(qp, rn_now_ns(), qp->sq_slots);
+		rn_local_run(qp, now, qp->sq_slots);
 	rn_wire_flush(qp->client->dev);
 }
 
@@ -225,7 +228,7 @@ bool rn_engine_pass(struct rn_device *dev, uint64_t now)
 		struct rn_qp *qp = rn_container_of(pos, struct rn_qp, active_link);
 
 		if (qp->wire) {
-			progress |= rn_wire_qp_run(qp, RN_QP_BUDGET);
+			progress |= rn_wire_qp_run(qp, now, RN_QP_BUDGET);
 			if (qp->active && !rn_wire_qp_busy(qp))
 				rn_engine_unschedule(qp);
 		} else {

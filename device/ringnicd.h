@@ -625,7 +625,7 @@ bool rn_wire_qp_in_flight(const struct rn_qp *qp);
 void rn_wire_qp_stop(struct rn_qp *qp, bool responder_too);
 void rn_wire_qp_free(struct rn_qp *qp);
 bool rn_wire_qp_busy(const struct rn_qp *qp);
-bool rn_wire_qp_run(struct rn_qp *qp, unsigned int budget);
+bool rn_wire_qp_run(struct rn_qp *qp, uint64_t now, unsigned int budget);
 
 /* engine.c */
 int rn_engine_init(struct rn_device *dev);

@@ -189,8 +189,8 @@ bool rn_wire_qp_busy(const struct rn_qp *qp)
 	return qp->wire->sends && rn_wire_requester_busy(qp->wire);
 }
 
-bool rn_wire_qp_run(struct rn_qp *qp, unsigned int budget)
+bool rn_wire_qp_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 {
-	return qp->wire->sends && rn_wire_requester_run(qp->wire, budget);
+	return qp->wire->sends && rn_wire_requester_run(qp->wire, now, budget);
 }
 

@@ -596,7 +596,8 @@ static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 		rn_wire_count(dev, RN_CNT_NO_QP);
 		return;
 	}
-	if (pkt->tos & RN_WIRE_ECN_MASK)
+	/* Every packet of ours is ECN-capable: only CE costs a clock read. */
+	if ((pkt->tos & RN_WIRE_ECN_MASK) == RN_WIRE_ECN_CE)
 		rn_wire_cc_marked(wq, pkt, rn_now_ns());
 	if (pkt->op->flags & RN_PKT_F_REQ)
 		rn_wire_responder_recv(wq, pkt);

@@ -499,10 +499,10 @@ static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
 	return RN_DMA_OK;
 }
 
-bool rn_wire_requester_run(struct rn_wire_qp *wq, unsigned int budget)
+bool rn_wire_requester_run(struct rn_wire_qp *wq, uint64_t now,
+			   unsigned int budget)
 {
 	struct rn_qp *qp = wq->qp;
-	uint64_t now = rn_now_ns();
 	bool progress = false;
 
 	while (budget && !wq->rnr_wait &&

@@ -334,7 +334,8 @@ enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 					bool may_stage);
 
 /* requester.c */
-bool rn_wire_requester_run(struct rn_wire_qp *wq, unsigned int budget);
+bool rn_wire_requester_run(struct rn_wire_qp *wq, uint64_t now,
+			   unsigned int budget);
 bool rn_wire_requester_busy(const struct rn_wire_qp *wq);
 void rn_wire_requester_start(struct rn_wire_qp *wq);
 void rn_wire_requester_stop(struct rn_wire_qp *wq);
