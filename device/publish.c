@@ -57,14 +57,20 @@ static int put_file(const char *dir, const char *rel, const char *fmt, ...)
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, rel) >= (int)sizeof(path))
 		return ENAMETOOLONG;
-	slash = strrchr(path, '/');
-	*slash = 0;
-	ret = mkdirs(path);
-	*slash = '/';
-	if (ret)
-		return ret;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	/* The directories exist but for the first write: counters are
+	 * rewritten ten times a second while the device is busy.
+	 */
 	f = fopen(tmp, "we");
+	if (!f && errno == ENOENT) {
+		slash = strrchr(path, '/');
+		*slash = 0;
+		ret = mkdirs(path);
+		*slash = '/';
+		if (ret)
+			return ret;
+		f = fopen(tmp, "we");
+	}
 	if (!f)
 		return errno;
 	va_start(ap, fmt);
@@ -168,13 +174,14 @@ static int write_counter(const struct rn_device *dev, enum rn_counter c)
  */
 void rn_publish_counters(struct rn_device *dev)
 {
-	uint64_t now = rn_now_ns();
+	uint64_t now;
 	int c;
 
 	if ((!dev->published && dev->kdev_fd < 0) ||
 	    !memcmp(dev->port.published, dev->port.counters,
 		    sizeof(dev->port.counters)))
 		return;
+	now = rn_now_ns();
 	/* A file each costs a dozen system calls: not after every packet. */
 	if (now < dev->counters_next) {
 		rn_timer_arm(&dev->timers, &dev->counters_timer,
