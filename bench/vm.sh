@@ -10,7 +10,8 @@
 # perftest points on each (bench/vm/inner.sh), REPS times (default 3);
 # writes the medians to bench/results/vm.csv, plots them into
 # bench/results/vm.png and prints the ratios of ringnic to rxe and siw,
-# and of the wire to rxe and to the local path (bench/vm/summary.sh; the
+# and of the wire to rxe, to the local path and to plain UDP over the
+# same veth pair, measured in the same VM (bench/vm/summary.sh; the
 # raw rows stay in bench/results/vm-raw.csv).  Numbers, never pass/fail.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -14,8 +14,9 @@
 # Both wire devices are in child namespaces: rxe's UDP socket holds port
 # 4791 on the wildcard address of the initial one.  They publish in the
 # same runtime dir as rnu0, so ringnic-run finds all three.  Then runs
-# bench/vm/inner.sh over all devices REPS times, appending to
-# OUT_DIR/vm-raw.csv, and prints the wire devices' non-zero hw_counters
+# bench/vm/inner.sh over all devices REPS times, each time followed by
+# plain UDP over the wire's veth pair, appending to OUT_DIR/vm-raw.csv,
+# and prints the wire devices' non-zero hw_counters
 # (retries show there).  RINGNIC_BENCH_DEVICES narrows the devices
 # measured; RINGNIC_BENCH_POLL_US sets every ringnicd's --poll-us.
 set -u
@@ -68,10 +69,47 @@ for _ in $(seq 100); do
 		up rnu0 && up rnw0 && up rnw1 && break
 	sleep 0.1
 done
+# The wire's own ceiling in this VM: plain UDP over the same veth pair
+# (bench/udp_pump.c), rnw1 -> rnw0.  1 KiB datagrams (the active MTU's
+# payload) by GSO into a GRO socket, as ringnicd sends and receives them;
+# 64 B datagrams by GSO; an 8-byte blocking ping-pong.  Rows as inner.sh's,
+# device "udp:rnw1:rnw0".
+udp_port=19700
+udp_row() { # TEST SIZE METRIC VALUE UNIT
+	echo "udp:rnw1:rnw0,$1,$2,$3,${4:-NA},$5" >>"$out/vm-raw.csv"
+	printf '%-22s %-13s %5s %-12s %10s %s\n' udp:rnw1:rnw0 "$1" "$2" "$3" "${4:-NA}" "$5"
+}
+udp_pump() { # TEST SIZE SINK_OPTS...: prints the sink's output
+	local size=$2 sink
+	shift 2
+	udp_port=$((udp_port + 1))
+	ip netns exec rnw0 rn_bench_udp sink "$@" 198.18.0.1 $udp_port >/tmp/udp-sink.out &
+	sink=$!
+	sleep 0.3
+	ip netns exec rnw1 rn_bench_udp pump -g 198.18.0.1 $udp_port "$size" 2 >/dev/null
+	wait $sink && cat /tmp/udp-sink.out
+}
+udp_ceiling() {
+	local v echo
+	v=$(udp_pump udp_gso_gro 1024 -g | awk '$1 == "payload" { printf "%.2f", $2 / 1.048576 }')
+	udp_row udp_gso_gro 1024 bw "$v" MiB/s
+	v=$(udp_pump udp_gso 64 | awk '$1 == "rate" { print $2 }')
+	udp_row udp_gso 64 msg_rate "$v" Mpps
+	udp_port=$((udp_port + 1))
+	ip netns exec rnw0 rn_bench_udp echo 198.18.0.1 $udp_port &
+	echo=$!
+	sleep 0.3
+	v=$(ip netns exec rnw1 rn_bench_udp ping 198.18.0.1 $udp_port 1000 |
+		awk '$1 == "rtt_half_median" { print $2 }')
+	wait $echo
+	udp_row udp_pingpong 8 lat_typical "$v" us
+}
+
 for rep in $(seq "$reps"); do
 	echo "== repetition $rep of $reps"
 	# shellcheck disable=SC2086
 	"$here/inner.sh" --out "$out/vm-raw.csv" $devices
+	case " $devices " in *" ringnic-wire:rnw0:rnw1 "*) udp_ceiling ;; esac
 done
 
 sleep 0.2 # the published counters are rewritten at most every 100 ms

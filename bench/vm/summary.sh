@@ -45,23 +45,37 @@ for dev in ringnic0 ringnic-user:rnu0; do
 	echo "  ib_write_lat 8 B:              $(ratio "$(val $dev ib_write_lat 8 lat_typical)" "$(val rxe0 ib_write_lat 8 lat_typical)") x rxe (goal <= 0.5)"
 done
 # Over the wire (RoCEv2 between two namespaces, a veth pair) against
-# rxe0 and against ringnic's local path (rnu0: the same userspace mode,
-# both ends on one ringnicd).  No goals: the wire's speed is still to come.
+# rxe0 (goals: 5 x its 64 KiB bandwidth and 64 B message rate, latency no
+# worse), against ringnic's local path (rnu0: the same userspace mode,
+# both ends on one ringnicd) and against plain UDP over the same pair
+# (guest.sh's udp rows): what any device on UDP sockets could reach here.
 w=ringnic-wire:rnw0:rnw1
 u=ringnic-user:rnu0
-wire_ratios() { # LABEL TEST SIZE METRIC
+udp=udp:rnw1:rnw0
+wire_ratios() { # LABEL TEST SIZE METRIC [UDP_TEST UDP_SIZE]
 	local v
 	v=$(val $w "$2" "$3" "$4")
-	printf '  %-30s %s x rxe, %s x local\n' "$1:" \
+	printf '  %-30s %s x rxe, %s x local' "$1:" \
 		"$(ratio "$v" "$(val rxe0 "$2" "$3" "$4")")" \
 		"$(ratio "$v" "$(val $u "$2" "$3" "$4")")"
+	[ -n "${5:-}" ] && printf ', %s x UDP (%s %s B)' \
+		"$(ratio "$v" "$(val $udp "$5" "$6" "$4")")" "$5" "$6"
+	echo
 }
 echo "$w (RoCEv2 over a veth pair):"
-wire_ratios "ib_write_bw 64 B message rate" ib_write_bw 64 msg_rate
-wire_ratios "ib_send_bw 64 B message rate" ib_send_bw 64 msg_rate
-wire_ratios "ib_write_bw 64 KiB bandwidth" ib_write_bw 65536 bw
-wire_ratios "ib_read_bw 64 KiB bandwidth" ib_read_bw 65536 bw
-wire_ratios "ib_write_lat 8 B" ib_write_lat 8 lat_typical
+wire_ratios "ib_write_bw 64 B message rate" ib_write_bw 64 msg_rate udp_gso 64
+wire_ratios "ib_send_bw 64 B message rate" ib_send_bw 64 msg_rate udp_gso 64
+wire_ratios "ib_write_bw 64 KiB bandwidth" ib_write_bw 65536 bw udp_gso_gro 1024
+wire_ratios "ib_read_bw 64 KiB bandwidth" ib_read_bw 65536 bw udp_gso_gro 1024
+wire_ratios "ib_write_lat 8 B" ib_write_lat 8 lat_typical udp_pingpong 8
+echo "  (goals against rxe: >= 5, >= 5 for ib_write_bw, <= 1 for ib_write_lat)"
+echo "$udp (plain UDP over the same pair) against rxe0:"
+printf '  %-30s %s x rxe\n' "1 KiB GSO+GRO vs 64 KiB bw:" \
+	"$(ratio "$(val $udp udp_gso_gro 1024 bw)" "$(val rxe0 ib_write_bw 65536 bw)")"
+printf '  %-30s %s x rxe\n' "64 B GSO vs 64 B msg rate:" \
+	"$(ratio "$(val $udp udp_gso 64 msg_rate)" "$(val rxe0 ib_write_bw 64 msg_rate)")"
+printf '  %-30s %s x rxe\n' "ping-pong vs ib_write_lat:" \
+	"$(ratio "$(val $udp udp_pingpong 8 lat_typical)" "$(val rxe0 ib_write_lat 8 lat_typical)")"
 
 # One group per point, the five devices side by side, log scale.
 for point in "ib_write_bw 64 msg_rate" "ib_send_bw 64 msg_rate" \
