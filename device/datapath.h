@@ -151,6 +151,7 @@ void rn_ud_complete(struct rn_ud_rx *rx, enum rn_dma_status st,
 
 /* wire/datagram.c */
 enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
+				   const struct rn_ah_attr *av,
 				   unsigned int sgid_index, const uint8_t *dgid,
 				   uint32_t qkey, const struct rn_iovs *src,
 				   uint64_t len);

@@ -181,8 +181,8 @@ static void gsi_send(struct rn_device *dev, const struct rn_kdev_req *req)
 	memcpy(&g, req->body, sizeof(g));
 	if (g.len > sizeof(g.mad) || g.sgid_index >= RN_GID_TABLE_LEN)
 		return;
-	rn_wire_gsi_send(dev, (int)g.sgid_index, g.gid, g.remote_qpn, g.qkey,
-			 g.mad, g.len);
+	rn_wire_gsi_send(dev, (int)g.sgid_index, g.gid, g.traffic_class,
+			 g.hop_limit, g.remote_qpn, g.qkey, g.mad, g.len);
 }
 
 void rn_kdev_readable(struct rn_device *dev)

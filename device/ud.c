@@ -195,7 +195,7 @@ enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 	qkey = w->dest.remote_qkey & RN_QKEY_OWN ? qp->attr.qkey :
 						  w->dest.remote_qkey;
 	if (dev->local_on_wire || rn_port_gid_index(dev, dgid) < 0)
-		return rn_wire_ud_send(qp, w, index, dgid, qkey,
+		return rn_wire_ud_send(qp, w, &ah->attr, index, dgid, qkey,
 				       &src, len);
 
 	if (!rn_ud_receiver(dev, w->dest.remote_qpn, qkey, len, &rx))

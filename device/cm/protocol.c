@@ -72,8 +72,8 @@ static void gsi_send(struct rn_cm *cm, int gid_index, const uint8_t *dgid,
 		       (unsigned int)rn_mad_get(mad, 16, 2),
 		       (uint32_t)rn_mad_get(mad, RN_MAD_HDR_LEN, 4),
 		       (uint32_t)rn_mad_get(mad, RN_MAD_HDR_LEN + 4, 4));
-	rn_wire_gsi_send(cm->dev, gid_index, dgid, 1, RN_CM_GSI_QKEY, mad,
-			 RN_CM_MAD_LEN);
+	rn_wire_gsi_send(cm->dev, gid_index, dgid, 0, 0, 1, RN_CM_GSI_QKEY,
+			 mad, RN_CM_MAD_LEN);
 }
 
 static void send_mad(struct rn_cm_id *id)

@@ -53,6 +53,15 @@ bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
 	return true;
 }
 
+/* The GRH's traffic class and hop limit, when the address vector has one. */
+void rn_wire_peer_grh(struct rn_wire_peer *peer, const struct rn_ah_attr *av)
+{
+	if (!av->is_global)
+		return;
+	peer->tclass = av->traffic_class;
+	peer->hop_limit = av->hop_limit;
+}
+
 static uint8_t transport_of(enum ibv_qp_type type)
 {
 	switch (type) {
@@ -137,6 +146,7 @@ int rn_wire_qp_connect(struct rn_qp *qp)
 	}
 	if (!rn_wire_peer_of(dev, sgid_index, dgid, &peer))
 		return EINVAL;
+	rn_wire_peer_grh(&peer, av);
 	if (qp->wire)
 		dev->wire->socks[qp->wire->peer.sgid_index].qps--;
 	else if (!(qp->wire = wire_alloc(qp)))

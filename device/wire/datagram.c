@@ -33,6 +33,7 @@ static enum rn_dma_status fill_datagram(void *arg, uint8_t *dst, uint32_t len)
 }
 
 enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
+				   const struct rn_ah_attr *av,
 				   unsigned int sgid_index, const uint8_t *dgid,
 				   uint32_t qkey, const struct rn_iovs *src,
 				   uint64_t len)
@@ -56,6 +57,7 @@ enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 		dev->port.counters[RN_CNT_NO_ROUTE]++;
 		return IBV_WC_SUCCESS;
 	}
+	rn_wire_peer_grh(&peer, av);
 	switch (rn_wire_send(dev, &peer, &p, fill_datagram, &u)) {
 	case RN_DMA_OK:
 	case RN_DMA_GONE:
@@ -68,8 +70,9 @@ enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 }
 
 void rn_wire_gsi_send(struct rn_device *dev, int sgid_index,
-		      const uint8_t *dgid, uint32_t dqpn, uint32_t qkey,
-		      const uint8_t *mad, uint32_t len)
+		      const uint8_t *dgid, uint8_t tclass, uint8_t hop_limit,
+		      uint32_t dqpn, uint32_t qkey, const uint8_t *mad,
+		      uint32_t len)
 {
 	struct rn_wire_peer peer;
 	struct rn_pkt p = {
@@ -86,6 +89,8 @@ void rn_wire_gsi_send(struct rn_device *dev, int sgid_index,
 		rn_wire_count(dev, RN_CNT_NO_ROUTE);
 		return;
 	}
+	peer.tclass = tclass;
+	peer.hop_limit = hop_limit;
 	rn_wire_send(dev, &peer, &p, NULL, NULL);
 	rn_wire_flush(dev);
 }

@@ -265,17 +265,33 @@ static bool joins_run(const struct rn_wire_tx *prev,
 	return prev->len == first->len && tx->len <= first->len &&
 	       prev->seg + 1u < RN_WIRE_GSO_SEGS &&
 	       (prev->seg + 2u) * first->len <= RN_WIRE_GSO_BYTES &&
-	       tx->not_ect == first->not_ect && tx->tolen == first->tolen &&
+	       tx->tos == first->tos && tx->ttl == first->ttl &&
+	       tx->tolen == first->tolen &&
 	       !memcmp(&tx->to, &first->to, tx->tolen);
 }
 
-/* A message's ancillary data: the segment size, the ECN when not ECT. */
+/*
+ * A message's ancillary data: the segment size; the TOS when not the
+ * socket's (traffic class 0, ECT(0)); the TTL when not the socket's.
+ */
 struct tx_control {
 	union {
-		char buf[CMSG_SPACE(sizeof(uint16_t)) + CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(uint16_t)) + 2 * CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	};
 };
+
+static size_t put_int_cmsg(struct tx_control *ctl, size_t len, int level,
+			   int type, int value)
+{
+	struct cmsghdr *c = (struct cmsghdr *)(ctl->buf + len);
+
+	c->cmsg_len = CMSG_LEN(sizeof(value));
+	c->cmsg_level = level;
+	c->cmsg_type = type;
+	memcpy(CMSG_DATA(c), &value, sizeof(value));
+	return len + CMSG_SPACE(sizeof(value));
+}
 
 static size_t tx_control(const struct rn_wire_sock *s,
 			 const struct rn_wire_tx *first, unsigned int nseg,
@@ -283,7 +299,7 @@ static size_t tx_control(const struct rn_wire_sock *s,
 {
 	struct cmsghdr *c = &ctl->align;
 	uint16_t gso_size = (uint16_t)first->len;
-	int tos = 0; /* not ECT: what congestion control does not govern */
+	bool v4 = s->family == AF_INET;
 	size_t len = 0;
 
 	if (nseg > 1) {
@@ -292,15 +308,13 @@ static size_t tx_control(const struct rn_wire_sock *s,
 		c->cmsg_type = UDP_SEGMENT;
 		memcpy(CMSG_DATA(c), &gso_size, sizeof(gso_size));
 		len += CMSG_SPACE(sizeof(gso_size));
-		c = (struct cmsghdr *)(ctl->buf + len);
 	}
-	if (first->not_ect) {
-		c->cmsg_len = CMSG_LEN(sizeof(tos));
-		c->cmsg_level = s->family == AF_INET ? IPPROTO_IP : IPPROTO_IPV6;
-		c->cmsg_type = s->family == AF_INET ? IP_TOS : IPV6_TCLASS;
-		memcpy(CMSG_DATA(c), &tos, sizeof(tos));
-		len += CMSG_SPACE(sizeof(tos));
-	}
+	if (first->tos != RN_WIRE_ECN_ECT0)
+		len = put_int_cmsg(ctl, len, v4 ? IPPROTO_IP : IPPROTO_IPV6,
+				   v4 ? IP_TOS : IPV6_TCLASS, first->tos);
+	if (first->ttl)
+		len = put_int_cmsg(ctl, len, v4 ? IPPROTO_IP : IPPROTO_IPV6,
+				   v4 ? IP_TTL : IPV6_HOPLIMIT, first->ttl);
 	return len;
 }
 
@@ -441,8 +455,11 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 	}
 	tx->len = rn_pkt_build(&q, tx->buf, sizeof(tx->buf));
 	/* Congestion control governs the connected transports alone. */
-	tx->not_ect = rn_pkt_transport(q.opcode) == RN_PKT_UD ||
-		      rn_pkt_transport(q.opcode) == RN_PKT_CN;
+	tx->tos = peer->tclass & ~RN_WIRE_ECN_MASK;
+	if (rn_pkt_transport(q.opcode) != RN_PKT_UD &&
+	    rn_pkt_transport(q.opcode) != RN_PKT_CN)
+		tx->tos |= RN_WIRE_ECN_ECT0;
+	tx->ttl = peer->hop_limit;
 	if (!tx->len) {
 		rn_warn("wire: cannot build a packet of opcode %#x\n", q.opcode);
 		return RN_DMA_OK;

@@ -74,6 +74,11 @@ struct rn_wire_cc {
 struct rn_wire_peer {
 	sa_family_t family; /* AF_INET or AF_INET6 */
 	uint8_t sgid_index; /* our address: the socket they leave from */
+	/* The GRH's traffic class: the IP header's DSCP (its ECN bits are
+	 * the transport's), and hop limit: the TTL, 0 for the socket's.
+	 */
+	uint8_t tclass;
+	uint8_t hop_limit;
 	union {
 		struct sockaddr_in v4;
 		struct sockaddr_in6 v6;
@@ -190,7 +195,8 @@ struct rn_wire_tx {
 	 * first, or alone), which is the IPv4 ID the kernel gives it.
 	 */
 	uint16_t seg;
-	bool not_ect; /* leaves with ECN 0, not the socket's ECT(0) */
+	uint8_t tos; /* the IP TOS or traffic class byte, with the ECN */
+	uint8_t ttl; /* 0: the socket's */
 	union {
 		struct sockaddr_in v4;
 		struct sockaddr_in6 v6;
@@ -303,6 +309,7 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 /* The GID of a socket address (IPv4-mapped for IPv4). */
 void rn_wire_gid_of(const struct sockaddr *sa, uint8_t *gid);
 /* The peer at dgid, reached from our GID sgid_index; false if none can be. */
+void rn_wire_peer_grh(struct rn_wire_peer *peer, const struct rn_ah_attr *av);
 bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
 		     const uint8_t *dgid, struct rn_wire_peer *peer);
 
@@ -378,7 +385,8 @@ void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt);
  * dgid, from our GID sgid_index.
  */
 void rn_wire_gsi_send(struct rn_device *dev, int sgid_index,
-		      const uint8_t *dgid, uint32_t dqpn, uint32_t qkey,
-		      const uint8_t *mad, uint32_t len);
+		      const uint8_t *dgid, uint8_t tclass, uint8_t hop_limit,
+		      uint32_t dqpn, uint32_t qkey, const uint8_t *mad,
+		      uint32_t len);
 
 #endif

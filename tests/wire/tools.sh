@@ -4,7 +4,8 @@
 # server on ringnic0 (host A), the client on ringnic1 (host B), over a
 # veth pair of MTU 1500 (active_mtu 1024: every message above 1 KiB is
 # segmented): ibv_rc_pingpong at several sizes with every buffer checked,
-# with completion events, UD/UC/SRQ pingpongs, and the perftest matrix.
+# with completion events, UD/UC/SRQ pingpongs, the perftest matrix, and
+# the GRH's traffic class and hop limit as the packets' DSCP and TTL.
 # Afterwards neither device may have counted a malformed or corrupt packet
 # or an exhausted retry.  (Timeouts may happen on this lossless link: a
 # socket buffer overflows while its ringnicd waits for a CPU.)
@@ -61,6 +62,45 @@ perftest perftest-lat ib_write_lat -n 200
 perftest perftest-lat ib_read_lat -n 200
 perftest perftest-lat ib_send_lat -s 4096 -n 200
 perftest perftest-lat ib_atomic_lat -n 200
+
+# The GRH's traffic class and hop limit are the IP header's DSCP and TTL
+# (as rxe sends them), for RC (ECN ECT(0): congestion control) and UD
+# (not ECT): host A counts what its client's packets arrive with.
+# perftest --tclass=96 is DSCP 24; the pingpongs' AH has hop limit 1
+# (the socket's TTL would be 64).
+grh_counts() { # prints: all, matching, of those ECT(0)
+	nft list table inet rngrh | awk '/counter/ { for (i = 1; i < NF; i++)
+		if ($i == "packets") printf "%s ", $(i + 1) }'
+}
+grh() { # MATCH ECN(ect0|not-ect) RUNNER TOOL [ARGS...]
+	local match=$1 ecn=$2 counts all matched ect
+	shift 2
+	nft -f - <<-EOF || { echo "FAIL grh $*: nft"; failed=$((failed + 1)); return; }
+	table inet rngrh {
+		chain in {
+			type filter hook input priority 0;
+			udp dport 4791 counter
+			udp dport 4791 $match counter
+			udp dport 4791 $match ip ecn ect0 counter
+		}
+	}
+	EOF
+	"$@"
+	counts=$(grh_counts)
+	nft delete table inet rngrh
+	read -r all matched ect <<<"$counts"
+	[ "$ecn" = ect0 ] || ect=$((all - ect))
+	if [ "${all:-0}" -gt 0 ] && [ "$matched" = "$all" ] && [ "$ect" = "$all" ]; then
+		echo "ok   grh: $all packets $match, $ecn"
+	else
+		echo "FAIL grh: of $all packets $matched $match, $ect $ecn"
+		failed=$((failed + 1))
+	fi
+}
+grh "ip dscp 24" ect0 perftest perftest-bw ib_send_bw -s 4096 -n 200 --tclass=96
+grh "ip dscp 24" not-ect perftest perftest-bw ib_send_bw -c UD -s 1024 -n 200 --tclass=96
+grh "ip ttl 1" ect0 pingpong ibv_rc_pingpong -s 4096 -n 50
+grh "ip ttl 1" not-ect pingpong ibv_ud_pingpong -s 1024 -n 50
 
 wire_clean_counters ringnic0 ringnic1 || failed=$((failed + $?))
 [ $failed = 0 ] || wire_fail "$failed failed"
