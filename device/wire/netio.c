@@ -134,7 +134,7 @@ static int sock_open(struct rn_device *dev, struct rn_wire_sock *s,
 		    IPPROTO_UDP);
 	if (fd < 0)
 		return errno;
-	/* Packets are ECN-capable (ECT(0)) unless rn_wire_flush says not. */
+	/* Traffic class 0, ECT(0): a packet that differs says so (tx_control). */
 	if (s->family == AF_INET) {
 		set_int(fd, IPPROTO_IP, IP_TOS, RN_WIRE_ECN_ECT0);
 		set_int(fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
@@ -613,7 +613,7 @@ static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 		rn_wire_count(dev, RN_CNT_NO_QP);
 		return;
 	}
-	/* Every packet of ours is ECN-capable: only CE costs a clock read. */
+	/* Most packets arrive ECN-capable (ECT(0)): only CE costs a clock read. */
 	if ((pkt->tos & RN_WIRE_ECN_MASK) == RN_WIRE_ECN_CE)
 		rn_wire_cc_marked(wq, pkt, rn_now_ns());
 	if (pkt->op->flags & RN_PKT_F_REQ)
