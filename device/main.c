@@ -297,8 +297,13 @@ static void teardown(struct rn_device *dev)
 {
 	struct rn_list *pos, *tmp;
 
-	rn_list_for_each_safe(pos, tmp, &dev->clients)
-		rn_client_destroy(rn_container_of(pos, struct rn_client, link));
+	/* Empty, or not even made when setup stopped before the device
+	 * existed (another ringnicd holds the name).
+	 */
+	if (dev->clients.next)
+		rn_list_for_each_safe(pos, tmp, &dev->clients)
+			rn_client_destroy(rn_container_of(pos, struct rn_client,
+							  link));
 	if (dev->kdev_fd >= 0)
 		close(dev->kdev_fd); /* detaches: its contexts become dead */
 	if (dev->published)

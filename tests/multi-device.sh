@@ -13,7 +13,12 @@ stop() { kill -TERM "$(cat "$dir/$1.pid")" && while [ -e "$dir/$1.pid" ]; do sle
 
 ringnicd --name rna --netdev lo || fail "rna did not start"
 ringnicd --name rnb --netdev lo || fail "rnb did not start"
-ringnicd --name rna --netdev lo 2>/dev/null && fail "a second rna was accepted"
+# In the foreground, so that its own exit status is seen: a refusal, not
+# a crash.
+out=$(ringnicd --name rna --netdev lo --foreground 2>&1)
+rc=$?
+[ $rc -eq 1 ] && grep -q "rna is already running" <<<"$out" ||
+	fail "a second rna: exit $rc, said: $out"
 list=$(ringnic-run ibv_devices)
 echo "$list" | grep -q rna && echo "$list" | grep -q rnb || fail "not both listed: $list"
 ringnic-run ibv_devinfo -d rnb | grep -q PORT_ACTIVE || fail "rnb not usable"
