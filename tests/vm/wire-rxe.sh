@@ -65,6 +65,7 @@ export RINGNIC_RUNTIME_DIR=$user_rt # for ringnic-run
 kern_rt=/run/ringnic-k
 logs=/tmp/wire-rxe
 failed=0
+steps=0
 port=18515
 daemons=() # the ringnicd pids
 mkdir -p $logs
@@ -80,13 +81,36 @@ declare -A gids=([rxe]=/sys/class/infiniband/rxe0/ports/1
 	[rk]=/sys/class/infiniband/ringnic0/ports/1)
 declare -A netns=([rxe]="" [rn]=rn [rk]=rk)
 
+# What a step that outlasts a pair's timeout is stuck on: the tools' and
+# the daemons' kernel stacks, the kernel's rdma_cm ids, the kernel-mode
+# daemon's last words.  Read when a step fails by timing out.
+stuck_report() {
+	local pid
+	echo "-- still running after $((RN_PAIR_TIMEOUT - 10)) s:"
+	for pid in "${daemons[@]}" $(pgrep -d ' ' \
+		'^(rping|ucmatose|udaddy|ib_[a-z_]+_(bw|lat)|rdma_(server|client)|fi_pingpong|qperf)$'); do
+		[ -r "/proc/$pid/stack" ] || continue
+		echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" | cut -c1-80)"
+		sed 's/^/     /' "/proc/$pid/stack"
+	done
+	rdma resource show cm_id
+	ip netns exec rk rdma resource show cm_id 2>/dev/null
+	tail -n 20 $logs/ringnicd-kernel.log 2>/dev/null
+	dmesg | tail -n 20
+}
+
 step() {
 	local name=$1 rc
 	shift
 	echo "== $name"
 	recovery_counters >$logs/step-before
+	steps=$((steps + 1))
+	echo $steps >$logs/step-running
+	(sleep $((RN_PAIR_TIMEOUT - 10))
+	 [ "$(cat $logs/step-running 2>/dev/null)" = $steps ] && stuck_report) &
 	"$@"
 	rc=$?
+	rm -f $logs/step-running
 	# What the step cost in retries, for whoever reads a failure.
 	recovery_counters | grep -vxFf $logs/step-before | grep -v ' 0$' |
 		sed 's/^/   counter now /'
