@@ -355,23 +355,27 @@ static bool place_response(struct rn_wire_qp *wq, struct rn_wire_send *s,
 }
 
 /*
- * Is a READ response of this placement right for response i of n?  After
- * a partial READ was asked again, responders answer either from a FIRST
- * or, as rxe replays, from a MIDDLE: both are taken.
+ * Is a READ response of this placement right for response i of READ s?
+ * Each part of s (requester.c) is a request of its own, answered FIRST
+ * ... LAST or ONLY.  After a partial part was asked again, responders
+ * answer either from a FIRST or, as rxe replays, from a MIDDLE: both are
+ * taken.
  */
-static bool read_place_ok(uint8_t place, uint32_t i, uint32_t n)
+static bool read_place_ok(const struct rn_wire_send *s, uint8_t place,
+			  uint32_t i)
 {
-	bool final = i == n - 1;
+	uint32_t end = rn_wire_read_part_end(s, i);
+	bool last = i + 1 == end;
 
 	switch (place) {
 	case RN_PKT_FIRST:
-		return !final;
+		return !last;
 	case RN_PKT_MIDDLE:
-		return !final && i;
+		return !last && i;
 	case RN_PKT_LAST:
-		return final && n > 1;
+		return last && end - (i - i % RN_WIRE_READ_PART) > 1;
 	default:
-		return final;
+		return last;
 	}
 }
 
@@ -400,7 +404,7 @@ static void read_response(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 	want = s->len - (uint64_t)i * wq->mtu;
 	if (want > wq->mtu)
 		want = wq->mtu;
-	if (!read_place_ok(pkt->op->place, i, s->npsn) || p->payload_len != want) {
+	if (!read_place_ok(s, pkt->op->place, i) || p->payload_len != want) {
 		rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
 		return;
 	}
@@ -409,6 +413,11 @@ static void read_response(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 		return;
 	s->done++;
 	wq->una = rn_pkt_psn_add(p->psn, 1);
+	/* A part answered whole gives its READ credit back; the last
+	 * part's goes with the WQE.
+	 */
+	if (s->done < s->npsn && s->done == rn_wire_read_part_end(s, i))
+		wq->rd_atomic--;
 	if (s->done == s->npsn) {
 		if (!rn_wire_complete_head(wq, IBV_WC_SUCCESS, (uint32_t)s->len))
 			return;

@@ -38,6 +38,16 @@
  * over a veth pair from about 55 to about 280 MB/s (1024: 10 % more).
  */
 #define RN_WIRE_WINDOW 512u
+/*
+ * Responses a READ request asks for at most.  A READ longer than this is
+ * asked a part at a time, each part a request of its own that waits for
+ * the window as a packet does (and, past the first, for a READ credit),
+ * so that a large READ has at most this many responses beyond the
+ * window: a 1 MiB READ came as 1024 responses in one burst, more than a
+ * receiver under TCG could take, and went into go-back-N again and again.
+ * Half the window keeps two parts in flight.
+ */
+#define RN_WIRE_READ_PART (RN_WIRE_WINDOW / 2)
 /* Packets of a message after which the requester asks for an ACK. */
 #define RN_WIRE_ACKREQ_EVERY 64u
 /* Bytes a packet buffer holds: the largest IB MTU and every header. */
@@ -92,6 +102,7 @@ struct rn_wire_send {
 	uint32_t first_psn;
 	uint32_t npsn; /* PSNs it takes: packets, or a READ's responses */
 	uint32_t done; /* READ: responses received */
+	uint32_t asked; /* READ: responses asked for (parts requested) */
 	uint8_t opcode; /* RN_OP_* */
 	uint8_t nslots;
 };
@@ -129,7 +140,7 @@ struct rn_wire_qp {
 	uint32_t head; /* oldest started WQE not completed */
 	uint32_t cur; /* the one send_psn is in (head <= cur <= tail) */
 	uint32_t tail;
-	uint32_t rd_atomic; /* READs and atomics not completed */
+	uint32_t rd_atomic; /* READ requests (parts) and atomics unanswered */
 	uint32_t noack; /* packets since the last AckReq */
 	uint8_t retry_left;
 	uint8_t rnr_left;
@@ -350,6 +361,8 @@ void rn_wire_requester_stop(struct rn_wire_qp *wq);
 void rn_wire_requester_rewind(struct rn_wire_qp *wq, uint32_t psn);
 /* The started WQE psn belongs to (an index into wq->sends), or -1. */
 int64_t rn_wire_send_of(const struct rn_wire_qp *wq, uint32_t psn);
+/* Where the READ part of response i of READ s ends (an index past it). */
+uint32_t rn_wire_read_part_end(const struct rn_wire_send *s, uint32_t i);
 /* Retire the oldest started WQE; false when the QP failed meanwhile. */
 bool rn_wire_complete_head(struct rn_wire_qp *wq, enum ibv_wc_status status,
 			   uint32_t byte_len);

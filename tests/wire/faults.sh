@@ -84,6 +84,11 @@ traffic() { # NAME
 			$tool -d ringnic1 -x 0 -p $port -s 16384 -n 150 -u 12 \
 			198.18.0.1 2>&1) || { fail "$1: $tool"; echo "$out" | tail; }
 	done
+	# READs of two parts (requester.c), the loss in either.
+	out=$(wire_pair perftest-bw $port \
+		ib_read_bw -d ringnic0 -x 0 -p $port -s 524288 -n 20 -u 12 -- \
+		ib_read_bw -d ringnic1 -x 0 -p $port -s 524288 -n 20 -u 12 \
+		198.18.0.1 2>&1) || { fail "$1: ib_read_bw 512 KiB"; echo "$out" | tail; }
 }
 
 # fault NAME IN OUT CHECK...: traffic under the rules, then check's CHECKs

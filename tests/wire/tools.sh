@@ -5,7 +5,8 @@
 # veth pair of MTU 1500 (active_mtu 1024: every message above 1 KiB is
 # segmented): ibv_rc_pingpong at several sizes with every buffer checked,
 # with completion events, UD/UC/SRQ pingpongs, the perftest matrix, and
-# the GRH's traffic class and hop limit as the packets' DSCP and TTL.
+# the GRH's traffic class and hop limit as the packets' DSCP and TTL, and
+# a large READ asked in parts.
 # Afterwards neither device may have counted a malformed or corrupt packet
 # or an exhausted retry.  (Timeouts may happen on this lossless link: a
 # socket buffer overflows while its ringnicd waits for a CPU.)
@@ -101,6 +102,27 @@ grh "ip dscp 24" ect0 perftest perftest-bw ib_send_bw -s 4096 -n 200 --tclass=96
 grh "ip dscp 24" not-ect perftest perftest-bw ib_send_bw -c UD -s 1024 -n 200 --tclass=96
 grh "ip ttl 1" ect0 pingpong ibv_rc_pingpong -s 4096 -n 50
 grh "ip ttl 1" not-ect pingpong ibv_ud_pingpong -s 1024 -n 50
+
+# A READ longer than RN_WIRE_READ_PART (256) responses is asked in parts,
+# each a READ request of its own that waits for room in the window: 1 MiB
+# at active_mtu 1024 is 1024 responses, four requests.  The client's
+# device sends nothing else in ib_read_bw, so its sent_pkts counts the
+# requests of 20 such READs: 20 if each went whole.  (Not counted by
+# nftables: GRO hands it runs of them as one packet.)
+read_parts() {
+	local before n
+	before=$(counter ringnic1 sent_pkts)
+	perftest perftest-bw ib_read_bw -s 1048576 -n 20
+	sleep 0.2 # the counters' files are rewritten when the device idles
+	n=$(($(counter ringnic1 sent_pkts) - before))
+	if [ $n -ge 80 ]; then
+		echo "ok   read parts: $n READ requests for 20 READs of 1 MiB"
+	else
+		echo "FAIL read parts: $n READ requests for 20 READs of 1 MiB"
+		failed=$((failed + 1))
+	fi
+}
+read_parts
 
 wire_clean_counters ringnic0 ringnic1 || failed=$((failed + $?))
 [ $failed = 0 ] || wire_fail "$failed failed"
