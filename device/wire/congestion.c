@@ -64,9 +64,8 @@ void rn_wire_cc_marked(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt,
 		.dqpn = wq->qp->attr.dest_qp_num,
 	};
 
-	if ((pkt->tos & RN_WIRE_ECN_MASK) != RN_WIRE_ECN_CE ||
-	    (!(pkt->op->flags & RN_PKT_F_REQ) &&
-	     pkt->op->kind != RN_PKT_K_READ_RESP))
+	if (!(pkt->op->flags & RN_PKT_F_REQ) &&
+	    pkt->op->kind != RN_PKT_K_READ_RESP)
 		return;
 	rn_wire_count(dev, RN_CNT_ECN_MARKED);
 	if (wq->cc.cnp_sent && now - wq->cc.cnp_sent < RN_CC_CNP_GAP_NS)

@@ -613,7 +613,7 @@ static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 		rn_wire_count(dev, RN_CNT_NO_QP);
 		return;
 	}
-	/* Most packets arrive ECN-capable (ECT(0)): only CE costs a clock read. */
+	/* Most packets arrive ECN-capable (ECT(0)) and unmarked. */
 	if ((pkt->tos & RN_WIRE_ECN_MASK) == RN_WIRE_ECN_CE)
 		rn_wire_cc_marked(wq, pkt, rn_now_ns());
 	if (pkt->op->flags & RN_PKT_F_REQ)

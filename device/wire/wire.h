@@ -375,7 +375,10 @@ void rn_wire_retrans_start(struct rn_wire_qp *wq);
 /* congestion.c */
 void rn_wire_cc_init(struct rn_wire_qp *wq);
 void rn_wire_cc_reset(struct rn_wire_qp *wq);
-/* A packet arrived for wq: a CNP back if it is a CE-marked request. */
+/* A CE-marked packet arrived for wq: a CNP back if it is a request or a
+ * READ response.  The caller tests the mark, so that the packets that
+ * carry none (nearly all) cost no clock read.
+ */
 void rn_wire_cc_marked(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt,
 		       uint64_t now);
 /* A CNP for wq arrived: it slows down. */

@@ -82,10 +82,9 @@ static void test_marks_make_spaced_cnps(void **state)
 	rn_wire_cc_marked(&wq, &pkt, T0 + 60 * US);
 	assert_int_equal(c[RN_CNT_ECN_MARKED], 4);
 	assert_int_equal(c[RN_CNT_CNP_SENT], 2);
-	/* ECT(0) is no mark; a marked response (an ACK) makes no CNP. */
-	pkt.tos = RN_WIRE_ECN_ECT0;
-	rn_wire_cc_marked(&wq, &pkt, T0 + 200 * US);
-	pkt.tos = RN_WIRE_ECN_CE;
+	/* A marked response (an ACK) makes no CNP (netio.c passes only
+	 * marked packets: faults.sh shows unmarked ones making none).
+	 */
 	pkt.op = rn_pkt_op(RN_PKT_RC | RN_PKT_OP_ACK);
 	rn_wire_cc_marked(&wq, &pkt, T0 + 400 * US);
 	assert_int_equal(c[RN_CNT_ECN_MARKED], 4);

@@ -135,8 +135,8 @@ out=$(wire_pair perftest-bw $port \
 	198.18.0.1 2>&1) || { fail "ECN CE on READ responses: ib_read_bw"; echo "$out" | tail; }
 check "ECN CE on READ responses" up:ringnic1:np_ecn_marked_roce_packets \
 	up:ringnic1:np_cnp_sent up:ringnic0:rp_cnp_handled \
-	zero:ringnic0:rp_cnp_ignored zero:ringnic0:np_cnp_sent \
-	zero:ringnic1:retry_exceeded_err
+	zero:ringnic0:rp_cnp_ignored zero:ringnic0:np_ecn_marked_roce_packets \
+	zero:ringnic0:np_cnp_sent zero:ringnic1:retry_exceeded_err
 rules "" ""
 
 # The link down under ib_write_bw: the client (host B) gives up with
