@@ -87,8 +87,8 @@ declare -A netns=([rxe]="" [rn]=rn [rk]=rk)
 stuck_report() {
 	local pid
 	echo "-- still running after $((RN_PAIR_TIMEOUT - 10)) s:"
-	for pid in "${daemons[@]}" $(pgrep -d ' ' \
-		'^(rping|ucmatose|udaddy|ib_[a-z_]+_(bw|lat)|rdma_(server|client)|fi_pingpong|qperf)$'); do
+	for pid in "${daemons[@]}" $(pgrep -d ' ' -f \
+		'^(\S*/)?(rping|ucmatose|udaddy|ib_[a-z_]+_(bw|lat)|rdma_(server|client)|fi_pingpong|qperf)( |$)'); do
 		[ -r "/proc/$pid/stack" ] || continue
 		echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" | cut -c1-80)"
 		sed 's/^/     /' "/proc/$pid/stack"
@@ -106,11 +106,16 @@ step() {
 	recovery_counters >$logs/step-before
 	steps=$((steps + 1))
 	echo $steps >$logs/step-running
-	(sleep $((RN_PAIR_TIMEOUT - 10))
+	(sleep $((RN_PAIR_TIMEOUT - 10)) &
+	 wait $!
 	 [ "$(cat $logs/step-running 2>/dev/null)" = $steps ] && stuck_report) &
+	watchdog=$!
 	"$@"
 	rc=$?
+	# The watchdog's sleep ends now, and finds the step over: no sleeper
+	# outlives the script (it would keep the output dir from unmounting).
 	rm -f $logs/step-running
+	pkill -P $watchdog sleep
 	# What the step cost in retries, for whoever reads a failure.
 	recovery_counters | grep -vxFf $logs/step-before | grep -v ' 0$' |
 		sed 's/^/   counter now /'
