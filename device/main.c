@@ -167,16 +167,31 @@ static void go_realtime(void)
 			"applications poll on every core\n", strerror(errno));
 }
 
+/*
+ * ringnic-run tells a live device by trying its lock (flock -n), which
+ * holds it for a moment: a start that meets such a probe tries again for
+ * a while before it takes the device for a running one.
+ */
+#define RN_LOCK_TRIES 50
+#define RN_LOCK_RETRY_US 10000
+
 static int take_lock(struct rn_device *dev)
 {
+	int tries;
+
 	if (snprintf(dev->lock_path, sizeof(dev->lock_path), "%s/%s.lock",
 		     dev->runtime_dir, dev->name) >= (int)sizeof(dev->lock_path))
 		return ENAMETOOLONG;
 	dev->lock_fd = open(dev->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (dev->lock_fd < 0)
 		return errno;
-	if (flock(dev->lock_fd, LOCK_EX | LOCK_NB))
-		return errno == EWOULDBLOCK ? EEXIST : errno;
+	for (tries = 1; flock(dev->lock_fd, LOCK_EX | LOCK_NB); tries++) {
+		if (errno != EWOULDBLOCK)
+			return errno;
+		if (tries == RN_LOCK_TRIES)
+			return EEXIST;
+		usleep(RN_LOCK_RETRY_US);
+	}
 	dev->locked = true;
 	return 0;
 }
