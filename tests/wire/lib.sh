@@ -57,8 +57,12 @@ wire_fail() {
 # wire_start HOST NAME [ringnicd options]: device NAME on HOST (A or B),
 # bound to that host's veth end; returns once it is up.
 wire_start() {
-	local host=$1 name=$2 netdev=wa run=()
+	local host=$1 name=$2 netdev=wa run=() ready
 	shift 2
+	# The log is appended to: a ringnicd started again (faults.sh) is up
+	# once it says so one time more; the tree of the one it replaces is
+	# still there until it publishes its own.
+	ready=$(grep -c "$name ready in" "$RINGNIC_RUNTIME_DIR.$name.log" 2>/dev/null)
 	# ip execs ringnicd, so $! is the daemon's pid.
 	[ "$host" = B ] && { netdev=wb; run=(ip netns exec "$B"); }
 	"${run[@]}" ringnicd --name "$name" --foreground --no-realtime \
@@ -69,7 +73,7 @@ wire_start() {
 	for _ in $(seq 100); do
 		[ -e "$RINGNIC_RUNTIME_DIR/sys/class/infiniband/$name/ports/1/gids/0" ] &&
 			[ "$(cat "$RINGNIC_RUNTIME_DIR/sys/class/infiniband/$name/ports/1/state")" = "4: ACTIVE" ] &&
-			grep -q "$name ready in" "$RINGNIC_RUNTIME_DIR.$name.log" &&
+			[ "$(grep -c "$name ready in" "$RINGNIC_RUNTIME_DIR.$name.log")" -gt "${ready:-0}" ] &&
 			return 0
 		kill -0 $! 2>/dev/null || break
 		sleep 0.05
