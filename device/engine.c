@@ -15,6 +15,11 @@
 
 /* WQEs one QP may execute before the next QP gets its turn. */
 #define RN_QP_BUDGET 16
+/*
+ * Packets a wire QP may send before the next QP gets its turn: a whole
+ * batch, so that a run of equal packets leaves as one UDP GSO datagram.
+ */
+#define RN_WIRE_QP_BUDGET RN_WIRE_TX_BATCH
 
 uint64_t rn_now_ns(void)
 {
@@ -228,7 +233,7 @@ bool rn_engine_pass(struct rn_device *dev, uint64_t now)
 		struct rn_qp *qp = rn_container_of(pos, struct rn_qp, active_link);
 
 		if (qp->wire) {
-			progress |= rn_wire_qp_run(qp, now, RN_QP_BUDGET);
+			progress |= rn_wire_qp_run(qp, now, RN_WIRE_QP_BUDGET);
 			if (qp->active && !rn_wire_qp_busy(qp))
 				rn_engine_unschedule(qp);
 		} else {

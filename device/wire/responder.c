@@ -41,7 +41,7 @@
 #include "wire/wire.h"
 
 /* READ response packets one QP sends before the next QP's turn. */
-#define RN_WIRE_REPLY_BUDGET 32
+#define RN_WIRE_REPLY_BUDGET RN_WIRE_TX_BATCH
 
 static bool reliable(const struct rn_wire_qp *wq)
 {
