@@ -20,6 +20,11 @@
 #           CPUs each busy with a polling process (perftest polls, so the
 #           hops between the devices and the applications wait on that)
 #
+# Each perftest point and each UDP datagram size runs RUNS times (default
+# 3) and counts with its median: on two cores shared by both hosts, where
+# the scheduler puts the four busy processes moves a point by up to 2x
+# from one run to the next.  The CSV keeps the spread.
+#
 # Beside each ringnic point: ringnicd's CPU (both devices, from
 # /proc/PID/task/*/schedstat over the whole perftest run) as cycles at the
 # nominal clock of /proc/cpuinfo per message and per byte, and the deltas
@@ -27,7 +32,7 @@
 # Prints the ratios, writes bench/results/wire.csv and plots it into
 # bench/results/wire.png.  Numbers, never pass/fail.
 #
-# SIZES, SECONDS_PER_POINT (default 2), LAT_ITERS (default 10000) and
+# SIZES, SECONDS_PER_POINT (default 2), LAT_ITERS (default 10000), RUNS and
 # RINGNICD_OPTS (more options of both ringnicd, e.g. --no-realtime) may be
 # set.
 set -euo pipefail
@@ -42,6 +47,7 @@ sizes=${SIZES:-"64 256 1024 4096 16384 65536"}
 udp_sizes="64 256 1024 4096 16384"
 seconds=${SECONDS_PER_POINT:-2}
 lat_iters=${LAT_ITERS:-10000}
+runs=${RUNS:-3}
 mkdir -p "$here/results"
 csv=$here/results/wire.csv
 export PATH="$build/bin:$PATH"
@@ -51,7 +57,17 @@ export PATH="$build/bin:$PATH"
 # ---- perftest between and within the hosts -----------------------------------
 
 bench_port=18700
-echo "path,test,size,post_list,mpps,mbps,lat_us,cycles_per_msg,cycles_per_byte,local_ack_timeout_err,out_of_seq_request,duplicate_request,ratio" >"$csv"
+echo "path,test,size,post_list,mpps,mbps,lat_us,cycles_per_msg,cycles_per_byte,local_ack_timeout_err,out_of_seq_request,duplicate_request,ratio,runs,min,max" >"$csv"
+
+# median_of COLUMN ROWS...: the row whose COLUMN is the median (the lower
+# one of an even count), then that column's minimum and maximum.
+median_of() {
+	local col=$1
+	shift
+	printf '%s\n' "$@" | sort -g -k"$col","$col" |
+		awk -v c="$col" '{ r[NR] = $0; split($0, f, " "); v[NR] = f[c] }
+			END { print r[int((NR + 1) / 2)]; print v[1], v[NR] }'
+}
 
 # pair SERVER CLIENT TOOL ARGS...: perftest's server on host SERVER, its
 # client on host CLIENT, connecting to SERVER's address; the client's first
@@ -88,21 +104,27 @@ point() {
 	shift 4
 	# With completion events: a test of its own in the CSV.
 	case " $* " in *" -e "*) test=${tool}_events ;; esac
+	local rows=() r spread
 	c0=$(counters 0) c1=$(counters 1) n0=$(cpu_ns 0) n1=$(cpu_ns 1)
-	if [ "$path" = wire ]; then
-		pair 0 1 "$tool" -s "$size" "$@"
-	else
-		pair 0 0 "$tool" -s "$size" "$@"
-	fi
+	for ((r = 0; r < runs; r++)); do
+		if [ "$path" = wire ]; then
+			pair 0 1 "$tool" -s "$size" "$@"
+		else
+			pair 0 0 "$tool" -s "$size" "$@"
+		fi
+		rows+=("$row")
+	done
 	a0=$(cpu_ns 0) a1=$(cpu_ns 1)
 	d0=$(delta "$c0" "$(counters 0)") d1=$(delta "$c1" "$(counters 1)")
+	# The CPU and the counters are those of every run: so are the
+	# messages.  Column 5 is MsgRate, or t_typical for a latency.
+	msgs=$(printf '%s\n' "${rows[@]}" | awk '{ n += $2 } END { print n }')
+	{ read -r row; read -r spread; } < <(median_of 5 "${rows[@]}")
 	case $tool in
 	*_lat)	# bytes iterations t_min t_max t_typical ...: round trips
-		msgs=$(echo "$row" | awk '{ print $2 }')
 		lat=$(echo "$row" | awk '{ print $5 }') ;;
 	*)	# bytes iterations BW_peak BW_average MsgRate; perftest's
 		# MB/sec is MiB/s: made MB/s (10^6) here, as for UDP
-		msgs=$(echo "$row" | awk '{ print $2 }')
 		mbps=$(echo "$row" | awk '{ printf "%.1f", $4 * 1.048576 }')
 		mpps=$(echo "$row" | awk '{ printf "%.4f", $5 }') ;;
 	esac
@@ -122,10 +144,13 @@ point() {
 	fi
 	printf " (CPU: a %d ms, b %d ms)\n" $(((a0 - n0) / 1000000)) \
 		$(((a1 - n1) / 1000000))
+	[ "$runs" = 1 ] ||
+		printf "      median of %d runs: %s .. %s %s\n" "$runs" \
+			"${spread% *}" "${spread#* }" "$([ -n "$lat" ] && echo us || echo Mpps)"
 	printf "      counters host %s: %s\n" "${host[0]}" "${d0:-none}"
 	[ "$path" = local ] ||
 		printf "      counters host %s: %s\n" "${host[1]}" "${d1:-none}"
-	echo "$path,$test,$size,$pl,$mpps,$mbps,$lat,$cyc_msg,$cyc_byte,$(sum_of "$d0 $d1" local_ack_timeout_err),$(sum_of "$d0 $d1" out_of_seq_request),$(sum_of "$d0 $d1" duplicate_request)," >>"$csv"
+	echo "$path,$test,$size,$pl,$mpps,$mbps,$lat,$cyc_msg,$cyc_byte,$(sum_of "$d0 $d1" local_ack_timeout_err),$(sum_of "$d0 $d1" out_of_seq_request),$(sum_of "$d0 $d1" duplicate_request),,$runs,${spread% *},${spread#* }" >>"$csv"
 }
 
 echo "two hosts: ${addr[0]} <-veth MTU $mtu-> ${addr[1]}; ringnic active_mtu $ib_mtu; cycles at $mhz MHz (/proc/cpuinfo)"
@@ -149,29 +174,33 @@ udp_port=19700
 # udp PATH SIZE [-g]: rn_bench_udp pump on host 1 to its sink on host 0;
 # -g: GSO on the pump (and, for PATH udp_gso_gro, GRO on the sink).
 udp() {
-	local path=$1 size=$2 gso=${3:-} gro='' out mode sink
+	local path=$1 size=$2 gso=${3:-} gro='' mode sink rows=() r row spread
+	local mpps mbps gbit
 	[ "$path" = udp_gso_gro ] && gro=-g
-	udp_port=$((udp_port + 1))
-	in_ns 0 rn_bench_udp sink ${gro:+"$gro"} "${addr[0]}" $udp_port >"$work/sink.out" &
-	sink=$!
-	sleep 0.2
-	mode=$(in_ns 1 rn_bench_udp pump ${gso:+"$gso"} "${addr[0]}" $udp_port "$size" \
-		"$seconds" | awk '$1 == "gso" { print $2 }')
-	wait $sink || { echo "wire.sh: udp $size $gso: no datagram arrived" >&2; exit 1; }
-	out=$work/sink.out
-	# GSO refused (a segment above the MTU): the plain run measured that.
-	if [ -n "$gso" ] && [ "$mode" != on ]; then
-		printf "%-11s %6s B  GSO refused by the link (MTU %s)\n" "$path" "$size" "$mtu"
-		return
-	fi
+	for ((r = 0; r < runs; r++)); do
+		udp_port=$((udp_port + 1))
+		in_ns 0 rn_bench_udp sink ${gro:+"$gro"} "${addr[0]}" $udp_port >"$work/sink.out" &
+		sink=$!
+		sleep 0.2
+		mode=$(in_ns 1 rn_bench_udp pump ${gso:+"$gso"} "${addr[0]}" $udp_port "$size" \
+			"$seconds" | awk '$1 == "gso" { print $2 }')
+		wait $sink || { echo "wire.sh: udp $size $gso: no datagram arrived" >&2; exit 1; }
+		# GSO refused (a segment above the MTU): the plain run measured that.
+		if [ -n "$gso" ] && [ "$mode" != on ]; then
+			printf "%-11s %6s B  GSO refused by the link (MTU %s)\n" "$path" "$size" "$mtu"
+			return
+		fi
+		# Mpps, MB/s, Gbit/s
+		rows+=("$(awk '$1 == "rate" { r = $2 } $1 == "payload" { b = $2 }
+			$1 == "payload_gbit" { g = $2 } END { print r, b, g }' "$work/sink.out")")
+	done
+	{ read -r row; read -r spread; } < <(median_of 1 "${rows[@]}")
+	read -r mpps mbps gbit <<<"$row"
 	printf "%-11s %6s B  %s Mpps %s MB/s (%s Gbit/s) received\n" "$path" "$size" \
-		"$(awk '$1 == "rate" { print $2 }' "$out")" \
-		"$(awk '$1 == "payload" { print $2 }' "$out")" \
-		"$(awk '$1 == "payload_gbit" { print $2 }' "$out")"
-	awk -F' ' -v p="$path" -v s="$size" '
-		$1 == "rate" { r = $2 } $1 == "payload" { b = $2 }
-		END { printf "%s,datagrams,%s,,%s,%s,,,,,,,\n", p, s, r, b }' \
-		"$out" >>"$csv"
+		"$mpps" "$mbps" "$gbit"
+	[ "$runs" = 1 ] ||
+		printf "            median of %d runs: %s .. %s Mpps\n" "$runs" "${spread% *}" "${spread#* }"
+	echo "$path,datagrams,$size,,$mpps,$mbps,,,,,,,,$runs,${spread% *},${spread#* }" >>"$csv"
 }
 
 # pingpong MODE [-b]: 8-byte UDP round trips, echo on host 0.
@@ -231,7 +260,7 @@ ratio() {
 }
 
 echo
-echo "ratios (one run):"
+echo "ratios (one run; medians of $runs):"
 wbw=$(get wire ib_write_bw 65536 1 mbps)
 ratio wire_write_64KiB_to_udp_4KiB_datagrams "$wbw" "$(ceiling 4096 mbps)"
 [ "$ib_mtu" = 4096 ] ||
