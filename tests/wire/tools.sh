@@ -5,8 +5,9 @@
 # veth pair of MTU 1500 (active_mtu 1024: every message above 1 KiB is
 # segmented): ibv_rc_pingpong at several sizes with every buffer checked,
 # with completion events, UD/UC/SRQ pingpongs, the perftest matrix, and
-# the GRH's traffic class and hop limit as the packets' DSCP and TTL, and
-# a large READ asked in parts.
+# the GRH's traffic class and hop limit as the packets' DSCP and TTL, a
+# large READ asked in parts, and the local path and the control socket
+# beside a busy wire.
 # Afterwards neither device may have counted a malformed or corrupt packet
 # or an exhausted retry.  (Timeouts may happen on this lossless link: a
 # socket buffer overflows while its ringnicd waits for a CPU.)
@@ -123,6 +124,56 @@ read_parts() {
 	fi
 }
 read_parts
+
+# A busy wire leaves the local path and the control socket alone.  While
+# ib_write_bw -b runs between the hosts (each device sends and receives as
+# fast as it can), host B's ringnic1 serves a pingpong between two of its
+# own processes (the local path: shared memory, every buffer checked) and
+# ibv_devinfo (its control socket); both must be done before the wire's
+# run is.  A device that served the wire first would have them wait for
+# its end.  The pingpong sleeps on completion events (-e): four perftest
+# processes already poll on this machine's two cores, and two more that
+# poll take turns of the scheduler's time slice (13.7 ms a round trip,
+# measured, against 0.3-0.5 ms with -e).
+busy_wire() {
+	local wire before waited=0 out
+	before=$(counter ringnic0 rcvd_pkts)
+	wire_pair perftest-bw 18962 ib_write_bw -d ringnic0 -x 0 -p 18962 \
+		-s 65536 -b -D 12 -- ib_write_bw -d ringnic1 -x 0 -p 18962 \
+		-s 65536 -b -D 12 198.18.0.1 >"$RINGNIC_RUNTIME_DIR.busy" 2>&1 &
+	wire=$!
+	# Busy: ringnic0 has taken 10000 packets (published as it works).
+	while [ $(($(counter ringnic0 rcvd_pkts) - before)) -lt 10000 ] &&
+		kill -0 $wire 2>/dev/null && [ $waited -lt 300 ]; do
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+	if ! kill -0 $wire 2>/dev/null || [ $waited -ge 300 ]; then
+		echo "FAIL busy wire: the wire's run did not get going"
+		failed=$((failed + 1))
+	elif ! out=$(on_b "$(dirname "$0")/../pair.sh" pingpong 18963 \
+		ibv_rc_pingpong -d ringnic1 -g 0 -p 18963 -n 500 -c -e -- \
+		ibv_rc_pingpong -d ringnic1 -g 0 -p 18963 -n 500 -c -e 198.18.0.2 2>&1); then
+		echo "FAIL busy wire: the local pingpong"
+		echo "$out" | tail -n 20
+		failed=$((failed + 1))
+	elif ! on_b ringnic-run ibv_devinfo -d ringnic1 >/dev/null; then
+		echo "FAIL busy wire: ibv_devinfo"
+		failed=$((failed + 1))
+	elif ! kill -0 $wire 2>/dev/null; then
+		echo "FAIL busy wire: the wire's run ended before the local pingpong and ibv_devinfo"
+		failed=$((failed + 1))
+	else
+		echo "ok   busy wire: local pingpong and ibv_devinfo on ringnic1 while ib_write_bw -b ran"
+	fi
+	wait $wire || {
+		echo "FAIL busy wire: ib_write_bw -b"
+		tail -n 20 "$RINGNIC_RUNTIME_DIR.busy"
+		failed=$((failed + 1))
+	}
+	rm -f "$RINGNIC_RUNTIME_DIR.busy"
+}
+busy_wire
 
 wire_clean_counters ringnic0 ringnic1 || failed=$((failed + $?))
 [ $failed = 0 ] || wire_fail "$failed failed"
