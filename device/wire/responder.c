@@ -264,10 +264,10 @@ static enum step take_receive(struct rn_wire_qp *wq, const struct rn_responder *
 	}
 }
 
-/* Complete the receive of the message that ends with packet p. */
-static void finish_receive(struct rn_wire_qp *wq, const struct rn_responder *r,
-			   const struct rn_pkt *p, enum ibv_wc_opcode opcode,
-			   uint32_t byte_len)
+/* The successful receive of the message that ends with packet p. */
+static struct rn_recv_result received(const struct rn_wire_qp *wq,
+				      const struct rn_pkt *p,
+				      enum ibv_wc_opcode opcode, uint32_t byte_len)
 {
 	struct rn_recv_result res = {
 		.status = IBV_WC_SUCCESS,
@@ -276,12 +276,23 @@ static void finish_receive(struct rn_wire_qp *wq, const struct rn_responder *r,
 		.src_qp = wq->qp->attr.dest_qp_num,
 		.solicited = p->se,
 	};
-	bool inv_failed = false;
 
 	if (p->hdrs & RN_PKT_H_IMMDT) {
 		res.imm_or_key = htonl(p->imm);
 		res.flags = RN_CQE_WITH_IMM;
-	} else if (p->hdrs & RN_PKT_H_IETH) {
+	}
+	return res;
+}
+
+/* Complete the receive of the message that ends with packet p. */
+static void finish_receive(struct rn_wire_qp *wq, const struct rn_responder *r,
+			   const struct rn_pkt *p, enum ibv_wc_opcode opcode,
+			   uint32_t byte_len)
+{
+	struct rn_recv_result res = received(wq, p, opcode, byte_len);
+	bool inv_failed = false;
+
+	if (p->hdrs & RN_PKT_H_IETH) {
 		res.imm_or_key = p->ieth_rkey;
 		res.flags = RN_CQE_WITH_INV;
 		/* As rxe: a key that cannot be invalidated fails the receive
@@ -325,6 +336,7 @@ static enum step do_send(struct rn_wire_qp *wq, const struct rn_pkt *p,
 	bool first = place == RN_PKT_FIRST || place == RN_PKT_ONLY;
 	bool last = place == RN_PKT_LAST || place == RN_PKT_ONLY;
 	uint32_t srqn = first ? p->xrc_srqn : wq->msg_srqn;
+	bool defer, staged = false;
 	struct rn_iovs dsts, part;
 	struct rn_responder r;
 	enum step step;
@@ -363,12 +375,18 @@ static enum step do_send(struct rn_wire_qp *wq, const struct rn_pkt *p,
 		return REFUSED;
 	}
 	rn_iovs_sub(&dsts, wq->msg_off, p->payload_len, &part);
-	/* The last packet is written at once, after what was staged: the
-	 * completion follows it.
+	/* The last packet is staged with its completion, which the stage
+	 * pushes once the payload has landed; unless the stage holds all the
+	 * completions it can, or the SEND invalidates a key (whose failure
+	 * fails the QP here and now): then it is written at once, after what
+	 * was staged, and completed.
 	 */
+	defer = last && !(p->hdrs & RN_PKT_H_IETH) &&
+		rn_wire_write_recv_room(wq);
 	switch (rn_wire_write_stage(wq, RN_PKT_K_SEND, &part, p, send_failed,
-				    !last)) {
+				    !last || defer)) {
 	case RN_WIRE_STAGED:
+		staged = true;
 		goto written;
 	case RN_WIRE_STAGE_FAILED:
 		return REFUSED;
@@ -389,8 +407,15 @@ written:
 	wq->msg_off += p->payload_len;
 	wq->in_msg = !last;
 	wq->msg_kind = RN_PKT_K_SEND;
-	if (last)
+	if (last && staged) {
+		struct rn_recv_result res = received(wq, p, IBV_WC_RECV,
+						     (uint32_t)wq->msg_off);
+
+		wq->have_rwqe = false;
+		rn_wire_write_stage_recv(wq, &r, wq->rwqe.wr_id, &res);
+	} else if (last) {
 		finish_receive(wq, &r, p, IBV_WC_RECV, (uint32_t)wq->msg_off);
+	}
 	return TAKEN;
 }
 

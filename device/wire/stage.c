@@ -12,6 +12,15 @@
  * PSN, and the QP fails as one failing at once would.  That PSN may be an
  * earlier WRITE's than the one whose memory is gone (the client unmapped
  * memory it had registered, which a NIC would have pinned).
+ *
+ * A SEND's last packet joins too, and the stage holds its receive
+ * completion until the payload has landed: small SENDs then share a write
+ * as WRITEs do.  Those completions are pushed by rn_wire_write_flush and
+ * rn_wire_write_settle, never by rn_wire_write_out, which runs where a
+ * completion queue that overflows could not fail its QP safely; the end
+ * of every received batch flushes, so none waits past it.  A payload that
+ * cannot land completes its receive with LOC_PROT_ERR, or with nothing
+ * when its owner is gone.
  */
 #include "wire/wire.h"
 
@@ -23,20 +32,53 @@ bool rn_wire_write_joins(const struct rn_device *dev,
 	return st->wq == wq && pkt->op->kind == st->kind;
 }
 
+/* The staged payload to memory; what it held of receives has landed. */
+static enum rn_dma_status land(struct rn_wire_stage *st)
+{
+	struct iovec all = { (void *)(uintptr_t)st->addr, st->len };
+	enum rn_dma_status status = RN_DMA_OK;
+
+	if (st->len)
+		status = rn_mem_write(st->mem, &all, 1, st->buf);
+	if (status == RN_DMA_OK) {
+		st->addr += st->len;
+		st->len = 0;
+		st->nlanded = st->nrecvs;
+	}
+	return status;
+}
+
 /*
- * Before packets leave (rn_wire_flush, which runs deep inside the
- * transport, even for the stage's own QP): the payload is written, and
- * when that fails it stays staged for the next rn_wire_write_flush, at a
- * point where failing its QP is safe, which retries it.  Until then, a
- * packet may acknowledge what could not be written: the client unmapped
- * memory it had registered, and a NIC that pinned it would have written.
+ * The receive completions held, in order: a success for each whose
+ * payload landed, LOC_PROT_ERR for the others (none if their owner is
+ * gone, status RN_DMA_GONE).  The stage lets go of them first: a
+ * completion queue that overflows fails its QP, which settles its stage.
  */
+static void complete_recvs(struct rn_wire_stage *st, enum rn_dma_status status)
+{
+	unsigned int n = st->nrecvs, landed = st->nlanded, i;
+
+	st->nrecvs = 0;
+	st->nlanded = 0;
+	for (i = 0; i < n; i++) {
+		struct rn_wire_stage_recv *e = &st->recvs[i];
+		struct rn_rwqe w = { .wr_id = e->wr_id };
+
+		if (i >= landed) {
+			if (status == RN_DMA_GONE)
+				return;
+			e->res.status = IBV_WC_LOC_PROT_ERR;
+			e->res.flags = 0;
+		}
+		rn_recv_finish(&e->r, &w, &e->res);
+	}
+}
+
 void rn_wire_write_out(struct rn_device *dev)
 {
 	struct rn_wire_stage *st = &dev->wire->write_stage;
-	struct iovec all = { (void *)(uintptr_t)st->addr, st->len };
 
-	if (st->wq && rn_mem_write(st->mem, &all, 1, st->buf) == RN_DMA_OK)
+	if (st->wq && land(st) == RN_DMA_OK && !st->nrecvs)
 		st->wq = NULL;
 }
 
@@ -45,8 +87,8 @@ void rn_wire_write_settle(struct rn_wire_qp *wq)
 	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->write_stage;
 
 	if (st->wq == wq) {
-		rn_wire_write_out(rn_wire_dev(wq));
 		st->wq = NULL;
+		complete_recvs(st, land(st));
 	}
 }
 
@@ -54,16 +96,17 @@ struct rn_wire_qp *rn_wire_write_flush(struct rn_device *dev)
 {
 	struct rn_wire_stage *st = &dev->wire->write_stage;
 	struct rn_wire_qp *wq = st->wq;
-	struct iovec all = { (void *)(uintptr_t)st->addr, st->len };
 	enum rn_dma_status status;
 
 	if (!wq)
 		return NULL;
 	st->wq = NULL;
-	status = rn_mem_write(st->mem, &all, 1, st->buf);
-	if (status == RN_DMA_OK)
+	status = land(st);
+	complete_recvs(st, status);
+	if (status != RN_DMA_OK)
+		st->failed(wq, st->first_psn, status);
+	else if (wq->qp->attr.qp_state != IBV_QPS_ERR)
 		return NULL;
-	st->failed(wq, st->first_psn, status);
 	return wq;
 }
 
@@ -93,10 +136,32 @@ enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 		st->mem = dst->mem;
 		st->addr = addr;
 		st->len = 0;
-		st->first_psn = p->psn;
 		st->failed = failed;
 	}
+	/* The first packet not yet written, for a write that fails. */
+	if (!st->len)
+		st->first_psn = p->psn;
 	memcpy(st->buf + st->len, p->payload, p->payload_len);
 	st->len += p->payload_len;
 	return RN_WIRE_STAGED;
+}
+
+bool rn_wire_write_recv_room(const struct rn_wire_qp *wq)
+{
+	const struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->write_stage;
+
+	return st->wq != wq || st->nrecvs < RN_WIRE_STAGE_RECVS;
+}
+
+void rn_wire_write_stage_recv(struct rn_wire_qp *wq,
+			      const struct rn_responder *r, uint64_t wr_id,
+			      const struct rn_recv_result *res)
+{
+	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->write_stage;
+
+	st->recvs[st->nrecvs++] = (struct rn_wire_stage_recv){
+		.r = *r,
+		.wr_id = wr_id,
+		.res = *res,
+	};
 }

@@ -229,8 +229,15 @@ struct rn_wire_qp;
 typedef void (*rn_wire_stage_failed_fn)(struct rn_wire_qp *wq,
 					uint32_t first_psn,
 					enum rn_dma_status status);
+/* A SEND's receive completion, held until its payload has landed. */
+struct rn_wire_stage_recv {
+	struct rn_responder r;
+	uint64_t wr_id;
+	struct rn_recv_result res;
+};
+#define RN_WIRE_STAGE_RECVS 64
 struct rn_wire_stage {
-	struct rn_wire_qp *wq; /* NULL: empty */
+	struct rn_wire_qp *wq; /* NULL: empty, and no receive held */
 	int mem; /* the client's address space */
 	uint64_t addr; /* where buf[0] is in it */
 	uint32_t len;
@@ -242,6 +249,9 @@ struct rn_wire_stage {
 	uint8_t kind;
 	uint32_t first_psn;
 	rn_wire_stage_failed_fn failed;
+	/* write: the receives its SENDs complete, [0, nlanded) written */
+	struct rn_wire_stage_recv recvs[RN_WIRE_STAGE_RECVS];
+	unsigned int nrecvs, nlanded;
 	uint8_t buf[RN_WIRE_STAGE_SIZE];
 };
 
@@ -329,9 +339,13 @@ bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
 /* May packet pkt for wq join the payload staged now? */
 bool rn_wire_write_joins(const struct rn_device *dev,
 			 const struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
-/* The staged payload to memory; returns the QP whose write failed, or NULL. */
+/* The staged payload to memory, then the receive completions it holds;
+ * returns the QP whose write failed (or that failed meanwhile), or NULL.
+ */
 struct rn_wire_qp *rn_wire_write_flush(struct rn_device *dev);
-/* The same, before packets leave: a failure waits for the next flush. */
+/* The payload alone, before packets leave: a failure, and the receive
+ * completions, wait for the next flush.
+ */
 void rn_wire_write_out(struct rn_device *dev);
 /* wq fails (an error completion follows): what it staged is written, come
  * what may, before the completion hands the buffer back.
@@ -350,6 +364,14 @@ enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 					const struct rn_pkt *p,
 					rn_wire_stage_failed_fn failed,
 					bool may_stage);
+/* May wq's next SEND hand the stage its receive completion? */
+bool rn_wire_write_recv_room(const struct rn_wire_qp *wq);
+/* The receive completion of the SEND whose last payload wq just staged:
+ * pushed once that payload has landed (with an error if it cannot).
+ */
+void rn_wire_write_stage_recv(struct rn_wire_qp *wq,
+			      const struct rn_responder *r, uint64_t wr_id,
+			      const struct rn_recv_result *res);
 
 /* requester.c */
 bool rn_wire_requester_run(struct rn_wire_qp *wq, uint64_t now,

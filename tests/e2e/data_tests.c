@@ -583,6 +583,113 @@ static int write_run_resp(struct e2e_proc *p)
 	return e2e_close(&s);
 }
 
+/* ================================================== a run of small SENDs */
+
+/*
+ * RUN_PIECES SENDs of the write run's pieces, in lists of RUN_LIST, into
+ * receives posted at the places the write run's pieces land (adjacent,
+ * with a gap every RUN_GAP), every third with an immediate.  On the wire
+ * such SENDs share one write and their receive completions wait for it
+ * (device/wire/stage.c): each completion must come in order, with its
+ * length and immediate, and only once its bytes are there.
+ */
+static bool send_run_imm(unsigned int k)
+{
+	return k % 3 == 2;
+}
+
+static int send_run_req(struct e2e_proc *p)
+{
+	struct ibv_send_wr wr[RUN_LIST];
+	struct ibv_sge sge[RUN_LIST];
+	struct e2e_opts o;
+	struct e2e_side s;
+	unsigned int round, c, k = 0, j;
+	size_t src, total;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	run_layout(RUN_PIECES - 1, &src, NULL);
+	total = src + run_piece_len(RUN_PIECES - 1);
+	for (round = 0; round < RUN_ROUNDS; round++) {
+		fill(s.buf, total, 400 + round);
+		TRY(e2e_sync(p, "recv posted"));
+		for (c = 0; c < RUN_PIECES / RUN_LIST; c++) {
+			for (j = 0; j < RUN_LIST; j++) {
+				k = c * RUN_LIST + j;
+				run_layout(k, &src, NULL);
+				sge[j] = sge_of(&s, src, run_piece_len(k));
+				wr[j] = (struct ibv_send_wr){
+					.wr_id = 0xa000 + k,
+					.sg_list = &sge[j],
+					.num_sge = 1,
+					.opcode = send_run_imm(k) ?
+							  IBV_WR_SEND_WITH_IMM :
+							  IBV_WR_SEND,
+					.send_flags = j == RUN_LIST - 1 ?
+							      IBV_SEND_SIGNALED :
+							      0,
+					.imm_data = imm_of(k),
+					.next = j + 1 < RUN_LIST ? &wr[j + 1] :
+								   NULL,
+				};
+			}
+			TRY(post_send1(s.qp, wr));
+			TRY(expect_send_ok(&s, 0xa000 + k, IBV_WC_SEND,
+					   run_piece_len(k)));
+		}
+		TRY(e2e_sync(p, "received"));
+	}
+	TRY(expect_no_wc(scq_of(&s), 10, "send CQ"));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
+static int send_run_resp(struct e2e_proc *p)
+{
+	static uint8_t image[RUN_MAX], want[RUN_MAX];
+	size_t span = run_layout(RUN_PIECES - 1, NULL, NULL), src, dst, total, i;
+	struct e2e_opts o;
+	struct e2e_side s;
+	unsigned int round, k;
+
+	e2e_default_opts(&o);
+	o.max_recv_wr = RUN_PIECES;
+	TRY(e2e_setup(&s, p, &o));
+	run_layout(RUN_PIECES - 1, &src, NULL);
+	total = src + run_piece_len(RUN_PIECES - 1);
+	CHECK(total <= RUN_MAX && span + 64 <= RUN_MAX && span + 64 <= o.buf_len,
+	      "the run (%zu bytes, %zu spanned) does not fit", total, span);
+	for (round = 0; round < RUN_ROUNDS; round++) {
+		memset(s.buf, FILLER, span + 64);
+		fill(image, total, 400 + round);
+		memset(want, FILLER, span + 64);
+		for (k = 0; k < RUN_PIECES; k++) {
+			run_layout(k, &src, &dst);
+			memcpy(want + dst, image + src, run_piece_len(k));
+			TRY(post_recv_buf(&s, 0xb000 + k, dst, run_piece_len(k)));
+		}
+		TRY(e2e_sync(p, "recv posted"));
+		for (k = 0; k < RUN_PIECES; k++) {
+			run_layout(k, &src, &dst);
+			TRY(expect_recv_ok(&s, 0xb000 + k, IBV_WC_RECV,
+					   run_piece_len(k), send_run_imm(k),
+					   imm_of(k)));
+			CHECK(!memcmp(s.buf + dst, want + dst, run_piece_len(k)),
+			      "round %u: SEND %u completed before its bytes",
+			      round, k);
+		}
+		for (i = 0; i < span + 64; i++)
+			CHECK(s.buf[i] == want[i],
+			      "round %u: byte %zu is %#04x, expected %#04x", round,
+			      i, s.buf[i], want[i]);
+		TRY(e2e_sync(p, "received"));
+	}
+	TRY(expect_no_wc(rcq_of(&s), 10, "receive CQ"));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
 /* ================================================= FENCE after a READ */
 
 /*
@@ -1918,6 +2025,7 @@ const struct e2e_test e2e_data_tests[] = {
 	PAIR("ops", "write_imm", write_imm_req, write_imm_resp),
 	PAIR("ops", "read", read_req, read_resp),
 	PAIR("ops", "write_run", write_run_req, write_run_resp),
+	PAIR("ops", "send_run", send_run_req, send_run_resp),
 	PAIR("ops", "fence_after_read", fence_req, fence_resp),
 	PAIR("ops", "atomic_cmp_swp", cas_req, atomic3_resp),
 	PAIR("ops", "atomic_fetch_add", faa_req, atomic3_resp),
