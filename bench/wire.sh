@@ -7,7 +7,8 @@
 #
 #   wire    perftest's server in one namespace, its client in the other:
 #           ib_write_bw over SIZES (64 B .. 64 KiB), ib_write_bw 64 B with
-#           --post_list 32, ib_read_bw and ib_send_bw 64 KiB, ib_write_lat 8 B;
+#           --post_list 32, ib_read_bw and ib_send_bw 64 KiB, ib_send_bw
+#           64 B, ib_write_lat 8 B;
 #           and with completion events (-e: the applications sleep instead
 #           of polling) ib_send_bw 64 KiB and ib_send_lat 8 B
 #   local   the same points with both ends on one ringnicd (shared memory)
@@ -161,6 +162,7 @@ for path in wire local; do
 	point $path ib_write_bw 64 32 --post_list 32 -D "$seconds"
 	point $path ib_read_bw 65536 1 -D "$seconds"
 	point $path ib_send_bw 65536 1 -D "$seconds"
+	point $path ib_send_bw 64 1 -D "$seconds"
 	point $path ib_write_lat 8 1 -n "$lat_iters"
 	# perftest's duration mode does not take -e: a count of messages.
 	point $path ib_send_bw 65536 1 -e -n $((seconds * 2500))
@@ -282,6 +284,8 @@ ratio wire_read_to_write_64KiB "$(get wire ib_read_bw 65536 1 mbps)" "$wbw"
 ratio wire_send_to_write_64KiB "$(get wire ib_send_bw 65536 1 mbps)" "$wbw"
 ratio wire_send_events_to_write_64KiB \
 	"$(get wire ib_send_bw_events 65536 1 mbps)" "$wbw"
+ratio wire_send_to_write_64B "$(get wire ib_send_bw 64 1 mpps)" \
+	"$(get wire ib_write_bw 64 1 mpps)"
 ratio wire_to_local_write_64KiB "$wbw" "$(get local ib_write_bw 65536 1 mbps)"
 ratio wire_to_local_write_64B_pl32 "$(get wire ib_write_bw 64 32 mpps)" \
 	"$(get local ib_write_bw 64 32 mpps)"
@@ -327,7 +331,8 @@ plot "$work/wire.dat" using 3:5 with linespoints lw 2 title "ringnic wire ib_wri
 	"$work/udp.dat" using 3:5 with linespoints dt 2 title "UDP sendmmsg", \
 	"$work/gso.dat" using 3:5 with linespoints dt 2 title "UDP GSO", \
 	"$work/wire32.dat" using 3:5 with points pt 7 ps 1.5 title "ringnic wire, --post_list 32", \
-	"$work/local32.dat" using 3:5 with points pt 5 ps 1.5 title "ringnic local, --post_list 32"
+	"$work/local32.dat" using 3:5 with points pt 5 ps 1.5 title "ringnic local, --post_list 32", \
+	"$work/send.dat" using 3:5 with points pt 11 ps 1.5 title "ringnic wire ib_send_bw"
 set ylabel "MB/s (payload)"
 set title "bandwidth"
 set key top left
