@@ -210,10 +210,13 @@ static void fail_receive(struct rn_wire_qp *wq, const struct rn_responder *r,
 		.src_qp = wq->qp->attr.dest_qp_num,
 	};
 
+	/* What the receive took so far lands, and the receives held before
+	 * it complete, before its buffer goes back.  Settled first: one of
+	 * them overrunning its CQ fails the QP, which flushes this receive.
+	 */
+	rn_wire_write_settle(wq);
 	if (!wq->have_rwqe)
 		return;
-	/* What the receive took so far lands before its buffer goes back. */
-	rn_wire_write_settle(wq);
 	wq->have_rwqe = false;
 	rn_recv_finish(r, &wq->rwqe, &res);
 }

@@ -6,12 +6,15 @@
  * does).  It is written before anything else can see memory or hear of
  * it: before any other packet is executed (netio.c's dispatch), at the end
  * of each received batch, before any packet leaves (rn_wire_flush), and
- * by its owner before a completion says the message is there, or before
- * an error completion hands a buffer back (rn_wire_write_settle).  A
- * write that fails then calls the owner's 'failed' with the first packet's
- * PSN, and the QP fails as one failing at once would.  That PSN may be an
- * earlier WRITE's than the one whose memory is gone (the client unmapped
- * memory it had registered, which a NIC would have pinned).
+ * by its owner before a completion says the message is there (a SEND's
+ * receive completion: below), or before an error completion hands a
+ * buffer back (rn_wire_write_settle).  A flush that fails calls the
+ * owner's 'failed' with the first unwritten packet's PSN, and the QP
+ * fails as one failing at once would.  That PSN may be an earlier
+ * WRITE's than the one whose memory is gone (the client unmapped memory
+ * it had registered, which a NIC would have pinned).  A settle that fails
+ * calls nothing (its QP is failing already): what it could not write may
+ * have been acknowledged by then.
  *
  * A SEND's last packet joins too, and the stage holds its receive
  * completion until the payload has landed: small SENDs then share a write
@@ -66,7 +69,7 @@ static void complete_recvs(struct rn_wire_stage *st, enum rn_dma_status status)
 
 		if (i >= landed) {
 			if (status == RN_DMA_GONE)
-				return;
+				break;
 			e->res.status = IBV_WC_LOC_PROT_ERR;
 			e->res.flags = 0;
 		}

@@ -348,16 +348,20 @@ struct rn_wire_qp *rn_wire_write_flush(struct rn_device *dev);
  */
 void rn_wire_write_out(struct rn_device *dev);
 /* wq fails (an error completion follows): what it staged is written, come
- * what may, before the completion hands the buffer back.
+ * what may, before the completion hands the buffer back, and the receives
+ * it held complete (LOC_PROT_ERR where the write failed).
  */
 void rn_wire_write_settle(struct rn_wire_qp *wq);
 enum rn_wire_staged {
 	RN_WIRE_STAGED,
 	RN_WIRE_NOT_STAGED, /* the stage is empty: write it now, directly */
-	RN_WIRE_STAGE_FAILED, /* what wq staged before failed: stop */
+	/* what wq staged before failed, or a receive it held overran its CQ
+	 * (the QP is in ERR): stop
+	 */
+	RN_WIRE_STAGE_FAILED,
 };
 /* Stage the payload of packet p (of this kind) for dst; with !may_stage
- * (a completion follows p) only write what is staged, for p to go after.
+ * (a completion follows p) only flush what is staged, for p to go after.
  */
 enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 					const struct rn_iovs *dst,
