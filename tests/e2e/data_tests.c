@@ -586,16 +586,26 @@ static int write_run_resp(struct e2e_proc *p)
 /* ================================================== a run of small SENDs */
 
 /*
- * RUN_PIECES SENDs of the write run's pieces, in lists of RUN_LIST, into
- * receives posted at the places the write run's pieces land (adjacent,
- * with a gap every RUN_GAP), every third with an immediate.  On the wire
- * such SENDs share one write and their receive completions wait for it
+ * RUN_PIECES SENDs of the write run's pieces, posted in lists of RUN_LIST
+ * one after another, every third with an immediate, into receives posted
+ * where the write run's pieces land (adjacent, with a gap every RUN_GAP)
+ * in the first round, and all adjacent in the others.  On the wire such
+ * SENDs share one write and their receive completions wait for it
  * (device/wire/stage.c): each completion must come in order, with its
  * length and immediate, and only once its bytes are there.
  */
 static bool send_run_imm(unsigned int k)
 {
 	return k % 3 == 2;
+}
+
+/* Where SEND k of round lands in the responder's buffer. */
+static size_t send_run_dst(unsigned int round, unsigned int k)
+{
+	size_t src, dst;
+
+	run_layout(k, &src, &dst);
+	return round ? RUN_DST + src : dst;
 }
 
 static int send_run_req(struct e2e_proc *p)
@@ -608,6 +618,7 @@ static int send_run_req(struct e2e_proc *p)
 	size_t src, total;
 
 	e2e_default_opts(&o);
+	o.max_send_wr = RUN_PIECES;
 	TRY(e2e_setup(&s, p, &o));
 	run_layout(RUN_PIECES - 1, &src, NULL);
 	total = src + run_piece_len(RUN_PIECES - 1);
@@ -635,6 +646,9 @@ static int send_run_req(struct e2e_proc *p)
 				};
 			}
 			TRY(post_send1(s.qp, wr));
+		}
+		for (c = 0; c < RUN_PIECES / RUN_LIST; c++) {
+			k = c * RUN_LIST + RUN_LIST - 1;
 			TRY(expect_send_ok(&s, 0xa000 + k, IBV_WC_SEND,
 					   run_piece_len(k)));
 		}
@@ -665,13 +679,14 @@ static int send_run_resp(struct e2e_proc *p)
 		fill(image, total, 400 + round);
 		memset(want, FILLER, span + 64);
 		for (k = 0; k < RUN_PIECES; k++) {
-			run_layout(k, &src, &dst);
+			run_layout(k, &src, NULL);
+			dst = send_run_dst(round, k);
 			memcpy(want + dst, image + src, run_piece_len(k));
 			TRY(post_recv_buf(&s, 0xb000 + k, dst, run_piece_len(k)));
 		}
 		TRY(e2e_sync(p, "recv posted"));
 		for (k = 0; k < RUN_PIECES; k++) {
-			run_layout(k, &src, &dst);
+			dst = send_run_dst(round, k);
 			TRY(expect_recv_ok(&s, 0xb000 + k, IBV_WC_RECV,
 					   run_piece_len(k), send_run_imm(k),
 					   imm_of(k)));
