@@ -505,6 +505,42 @@ static size_t run_layout(unsigned int k, size_t *src, size_t *dst)
 	return d + run_piece_len(k);
 }
 
+/* The bytes all pieces take at their source, adjacent. */
+static size_t run_total(void)
+{
+	size_t src;
+
+	run_layout(RUN_PIECES - 1, &src, NULL);
+	return src + run_piece_len(RUN_PIECES - 1);
+}
+
+/*
+ * The responder's checked region: where the pieces land and 64 bytes past
+ * them, which no piece may touch.  Fails if it or the sources do not fit.
+ */
+static int run_checked_span(const struct e2e_opts *o, size_t *span)
+{
+	size_t total = run_total();
+
+	*span = run_layout(RUN_PIECES - 1, NULL, NULL) + 64;
+	CHECK(total <= RUN_MAX && *span <= RUN_MAX && *span <= o->buf_len,
+	      "the run (%zu bytes, %zu spanned) does not fit", total, *span);
+	return 0;
+}
+
+/* The responder's buffer holds want over the checked span, byte for byte. */
+static int run_check_image(const struct e2e_side *s, const uint8_t *want,
+			   size_t span, unsigned int round)
+{
+	size_t i;
+
+	for (i = 0; i < span; i++)
+		CHECK(s->buf[i] == want[i],
+		      "round %u: byte %zu is %#04x, expected %#04x", round, i,
+		      s->buf[i], want[i]);
+	return 0;
+}
+
 static int write_run_req(struct e2e_proc *p)
 {
 	struct ibv_send_wr wr[RUN_LIST];
@@ -516,8 +552,7 @@ static int write_run_req(struct e2e_proc *p)
 
 	e2e_default_opts(&o);
 	TRY(e2e_setup(&s, p, &o));
-	run_layout(RUN_PIECES - 1, &src, NULL);
-	total = src + run_piece_len(RUN_PIECES - 1);
+	total = run_total();
 	for (round = 0; round < RUN_ROUNDS; round++) {
 		fill(s.buf, total, 300 + round);
 		TRY(e2e_sync(p, "ready"));
@@ -552,31 +587,25 @@ static int write_run_req(struct e2e_proc *p)
 static int write_run_resp(struct e2e_proc *p)
 {
 	static uint8_t image[RUN_MAX], want[RUN_MAX];
-	size_t span = run_layout(RUN_PIECES - 1, NULL, NULL), src, dst, total, i;
+	size_t span, src, dst, total = run_total();
 	struct e2e_opts o;
 	struct e2e_side s;
 	unsigned int round, k;
 
 	e2e_default_opts(&o);
 	TRY(e2e_setup(&s, p, &o));
-	run_layout(RUN_PIECES - 1, &src, NULL);
-	total = src + run_piece_len(RUN_PIECES - 1);
-	CHECK(total <= RUN_MAX && span + 64 <= RUN_MAX && span + 64 <= o.buf_len,
-	      "the run (%zu bytes, %zu spanned) does not fit", total, span);
+	TRY(run_checked_span(&o, &span));
 	for (round = 0; round < RUN_ROUNDS; round++) {
-		memset(s.buf, FILLER, span + 64);
+		memset(s.buf, FILLER, span);
 		fill(image, total, 300 + round);
-		memset(want, FILLER, span + 64);
+		memset(want, FILLER, span);
 		for (k = 0; k < RUN_PIECES; k++) {
 			run_layout(k, &src, &dst);
 			memcpy(want + dst, image + src, run_piece_len(k));
 		}
 		TRY(e2e_sync(p, "ready"));
 		TRY(e2e_sync(p, "written"));
-		for (i = 0; i < span + 64; i++)
-			CHECK(s.buf[i] == want[i],
-			      "round %u: byte %zu is %#04x, expected %#04x", round,
-			      i, s.buf[i], want[i]);
+		TRY(run_check_image(&s, want, span, round));
 	}
 	TRY(expect_no_wc(rcq_of(&s), 10, "receive CQ"));
 	TRY(e2e_sync(p, "end"));
@@ -620,8 +649,7 @@ static int send_run_req(struct e2e_proc *p)
 	e2e_default_opts(&o);
 	o.max_send_wr = RUN_PIECES;
 	TRY(e2e_setup(&s, p, &o));
-	run_layout(RUN_PIECES - 1, &src, NULL);
-	total = src + run_piece_len(RUN_PIECES - 1);
+	total = run_total();
 	for (round = 0; round < RUN_ROUNDS; round++) {
 		fill(s.buf, total, 400 + round);
 		TRY(e2e_sync(p, "recv posted"));
@@ -662,7 +690,7 @@ static int send_run_req(struct e2e_proc *p)
 static int send_run_resp(struct e2e_proc *p)
 {
 	static uint8_t image[RUN_MAX], want[RUN_MAX];
-	size_t span = run_layout(RUN_PIECES - 1, NULL, NULL), src, dst, total, i;
+	size_t span, src, dst, total = run_total();
 	struct e2e_opts o;
 	struct e2e_side s;
 	unsigned int round, k;
@@ -670,14 +698,11 @@ static int send_run_resp(struct e2e_proc *p)
 	e2e_default_opts(&o);
 	o.max_recv_wr = RUN_PIECES;
 	TRY(e2e_setup(&s, p, &o));
-	run_layout(RUN_PIECES - 1, &src, NULL);
-	total = src + run_piece_len(RUN_PIECES - 1);
-	CHECK(total <= RUN_MAX && span + 64 <= RUN_MAX && span + 64 <= o.buf_len,
-	      "the run (%zu bytes, %zu spanned) does not fit", total, span);
+	TRY(run_checked_span(&o, &span));
 	for (round = 0; round < RUN_ROUNDS; round++) {
-		memset(s.buf, FILLER, span + 64);
+		memset(s.buf, FILLER, span);
 		fill(image, total, 400 + round);
-		memset(want, FILLER, span + 64);
+		memset(want, FILLER, span);
 		for (k = 0; k < RUN_PIECES; k++) {
 			run_layout(k, &src, NULL);
 			dst = send_run_dst(round, k);
@@ -694,10 +719,7 @@ static int send_run_resp(struct e2e_proc *p)
 			      "round %u: SEND %u completed before its bytes",
 			      round, k);
 		}
-		for (i = 0; i < span + 64; i++)
-			CHECK(s.buf[i] == want[i],
-			      "round %u: byte %zu is %#04x, expected %#04x", round,
-			      i, s.buf[i], want[i]);
+		TRY(run_check_image(&s, want, span, round));
 		TRY(e2e_sync(p, "received"));
 	}
 	TRY(expect_no_wc(rcq_of(&s), 10, "receive CQ"));
