@@ -36,8 +36,9 @@ bool rn_wire_write_joins(const struct rn_device *dev,
 }
 
 /* The staged payload to memory; what it held of receives has landed. */
-static enum rn_dma_status land(struct rn_wire_stage *st)
+static enum rn_dma_status land(struct rn_wire *w)
 {
+	struct rn_wire_stage *st = &w->write_stage;
 	struct iovec all = { (void *)(uintptr_t)st->addr, st->len };
 	enum rn_dma_status status = RN_DMA_OK;
 
@@ -46,7 +47,7 @@ static enum rn_dma_status land(struct rn_wire_stage *st)
 	if (status == RN_DMA_OK) {
 		st->addr += st->len;
 		st->len = 0;
-		st->nlanded = st->nrecvs;
+		w->write_recvs.nlanded = w->write_recvs.n;
 	}
 	return status;
 }
@@ -57,14 +58,15 @@ static enum rn_dma_status land(struct rn_wire_stage *st)
  * gone, status RN_DMA_GONE).  The stage lets go of them first: a
  * completion queue that overflows fails its QP, which settles its stage.
  */
-static void complete_recvs(struct rn_wire_stage *st, enum rn_dma_status status)
+static void complete_recvs(struct rn_wire_stage_recvs *rs,
+			   enum rn_dma_status status)
 {
-	unsigned int n = st->nrecvs, landed = st->nlanded, i;
+	unsigned int n = rs->n, landed = rs->nlanded, i;
 
-	st->nrecvs = 0;
-	st->nlanded = 0;
+	rs->n = 0;
+	rs->nlanded = 0;
 	for (i = 0; i < n; i++) {
-		struct rn_wire_stage_recv *e = &st->recvs[i];
+		struct rn_wire_stage_recv *e = &rs->held[i];
 		struct rn_rwqe w = { .wr_id = e->wr_id };
 
 		if (i >= landed) {
@@ -79,35 +81,35 @@ static void complete_recvs(struct rn_wire_stage *st, enum rn_dma_status status)
 
 void rn_wire_write_out(struct rn_device *dev)
 {
-	struct rn_wire_stage *st = &dev->wire->write_stage;
+	struct rn_wire *w = dev->wire;
 
-	if (st->wq && land(st) == RN_DMA_OK && !st->nrecvs)
-		st->wq = NULL;
+	if (w->write_stage.wq && land(w) == RN_DMA_OK && !w->write_recvs.n)
+		w->write_stage.wq = NULL;
 }
 
 void rn_wire_write_settle(struct rn_wire_qp *wq)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->write_stage;
+	struct rn_wire *w = rn_wire_dev(wq)->wire;
 
-	if (st->wq == wq) {
-		st->wq = NULL;
-		complete_recvs(st, land(st));
+	if (w->write_stage.wq == wq) {
+		w->write_stage.wq = NULL;
+		complete_recvs(&w->write_recvs, land(w));
 	}
 }
 
 struct rn_wire_qp *rn_wire_write_flush(struct rn_device *dev)
 {
-	struct rn_wire_stage *st = &dev->wire->write_stage;
-	struct rn_wire_qp *wq = st->wq;
+	struct rn_wire *w = dev->wire;
+	struct rn_wire_qp *wq = w->write_stage.wq;
 	enum rn_dma_status status;
 
 	if (!wq)
 		return NULL;
-	st->wq = NULL;
-	status = land(st);
-	complete_recvs(st, status);
+	w->write_stage.wq = NULL;
+	status = land(w);
+	complete_recvs(&w->write_recvs, status);
 	if (status != RN_DMA_OK)
-		st->failed(wq, st->first_psn, status);
+		w->write_stage.failed(wq, w->write_stage.first_psn, status);
 	else if (wq->qp->attr.qp_state != IBV_QPS_ERR)
 		return NULL;
 	return wq;
@@ -151,18 +153,19 @@ enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 
 bool rn_wire_write_recv_room(const struct rn_wire_qp *wq)
 {
-	const struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->write_stage;
+	const struct rn_wire *w = rn_wire_dev(wq)->wire;
 
-	return st->wq != wq || st->nrecvs < RN_WIRE_STAGE_RECVS;
+	return w->write_stage.wq != wq ||
+	       w->write_recvs.n < RN_WIRE_STAGE_RECVS;
 }
 
 void rn_wire_write_stage_recv(struct rn_wire_qp *wq,
 			      const struct rn_responder *r, uint64_t wr_id,
 			      const struct rn_recv_result *res)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->write_stage;
+	struct rn_wire_stage_recvs *rs = &rn_wire_dev(wq)->wire->write_recvs;
 
-	st->recvs[st->nrecvs++] = (struct rn_wire_stage_recv){
+	rs->held[rs->n++] = (struct rn_wire_stage_recv){
 		.r = *r,
 		.wr_id = wr_id,
 		.res = *res,

@@ -236,6 +236,11 @@ struct rn_wire_stage_recv {
 	struct rn_recv_result res;
 };
 #define RN_WIRE_STAGE_RECVS 64
+/* The receive completions the write stage holds, [0, nlanded) landed. */
+struct rn_wire_stage_recvs {
+	struct rn_wire_stage_recv held[RN_WIRE_STAGE_RECVS];
+	unsigned int n, nlanded;
+};
 struct rn_wire_stage {
 	struct rn_wire_qp *wq; /* NULL: empty, and no receive held */
 	int mem; /* the client's address space */
@@ -249,9 +254,6 @@ struct rn_wire_stage {
 	uint8_t kind;
 	uint32_t first_psn;
 	rn_wire_stage_failed_fn failed;
-	/* write: the receives its SENDs complete, [0, nlanded) written */
-	struct rn_wire_stage_recv recvs[RN_WIRE_STAGE_RECVS];
-	unsigned int nrecvs, nlanded;
 	uint8_t buf[RN_WIRE_STAGE_SIZE];
 };
 
@@ -285,6 +287,7 @@ struct rn_wire {
 
 	struct rn_wire_stage read_stage; /* the requester's */
 	struct rn_wire_stage write_stage; /* stage.c */
+	struct rn_wire_stage_recvs write_recvs; /* of its SENDs */
 	struct rn_wire_stage reply_stage; /* the responder's READ data */
 };
 
