@@ -2,11 +2,14 @@
 /*
  * rn_bench_wire: what the RoCEv2 packet codec costs per packet on this
  * machine: parsing, building, and the ICRC (IPv6 check, IPv4 seal, IPv4
- * check with the ID recovered), for RDMA WRITE MIDDLE packets of 1 KiB and
- * 4 KiB payload, next to zlib's bare crc32() over the same bytes; and for
- * an ACK.  Prints "name value unit" lines.
+ * check with the ID recovered) under each CRC-32 implementation, for RDMA
+ * WRITE MIDDLE packets of 1 KiB and 4 KiB payload, next to zlib's bare
+ * crc32() over the same bytes; and for an ACK.  First, what ringnicd's
+ * startup timing of the implementations found.  Prints "name value unit"
+ * lines.
  */
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,7 +93,9 @@ int main(void)
 		{ "ack", RN_PKT_RC | RN_PKT_OP_ACK, 0 },
 	};
 	struct rn_pkt p = { .dqpn = 0x11, .aeth.syndrome = 0x1F };
-	unsigned int k, w;
+	uint64_t crc_ns[RN_ICRC_CRCS_MAX];
+	unsigned int k, w, c, chosen;
+	const char *crc;
 	size_t len;
 
 	inet_pton(AF_INET, "198.18.0.1", &f4.saddr);
@@ -98,18 +103,32 @@ int main(void)
 	inet_pton(AF_INET6, "fd00::1", &f6.saddr);
 	inet_pton(AF_INET6, "fd00::2", &f6.daddr);
 	rn_icrc_solver_init(&solver);
+	chosen = rn_icrc_use_fastest_crc(crc_ns);
+	for (c = 0; (crc = rn_icrc_crc_name(c)); c++)
+		printf("startup_crc_%s %" PRIu64 " ns%s\n", crc, crc_ns[c],
+		       c == chosen ? " (ringnicd picks it)" : "");
 	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		p.opcode = kinds[k].opcode;
 		p.payload_len = kinds[k].payload_len;
 		for (w = PARSE; w <= CHECK4; w++) {
-			/* A valid packet, so that checks take their OK path. */
-			len = rn_pkt_build(&p, pkt, sizeof(pkt));
-			if (w == CHECK6)
-				rn_icrc_seal_ipv6(&f6, pkt, len);
-			else
-				rn_icrc_seal_ipv4(&f4, 0x1234, pkt, len);
-			printf("%s_%s %.1f ns\n", names[w], kinds[k].name,
-			       measure(w, &p, len));
+			/* The ICRC's lines under each CRC-32 implementation. */
+			for (c = 0; (crc = rn_icrc_crc_name(c)); c++) {
+				bool icrc = w >= CHECK6;
+
+				rn_icrc_use_crc(c);
+				/* A valid packet: checks take their OK path. */
+				len = rn_pkt_build(&p, pkt, sizeof(pkt));
+				if (w == CHECK6)
+					rn_icrc_seal_ipv6(&f6, pkt, len);
+				else
+					rn_icrc_seal_ipv4(&f4, 0x1234, pkt,
+							  len);
+				printf("%s_%s%s%s %.1f ns\n", names[w],
+				       kinds[k].name, icrc ? "_" : "",
+				       icrc ? crc : "", measure(w, &p, len));
+				if (!icrc)
+					break;
+			}
 		}
 	}
 	return 0;
