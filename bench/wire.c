@@ -4,12 +4,10 @@
  * machine: parsing, building, and the ICRC (IPv6 check, IPv4 seal, IPv4
  * check with the ID recovered) under each CRC-32 implementation, for RDMA
  * WRITE MIDDLE packets of 1 KiB and 4 KiB payload, next to zlib's bare
- * crc32() over the same bytes; and for an ACK.  First, what ringnicd's
- * startup timing of the implementations found.  Prints "name value unit"
+ * crc32() over the same bytes; and for an ACK.  Prints "name value unit"
  * lines.
  */
 #include <arpa/inet.h>
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,8 +91,7 @@ int main(void)
 		{ "ack", RN_PKT_RC | RN_PKT_OP_ACK, 0 },
 	};
 	struct rn_pkt p = { .dqpn = 0x11, .aeth.syndrome = 0x1F };
-	uint64_t crc_ns[RN_ICRC_CRCS_MAX];
-	unsigned int k, w, c, chosen;
+	unsigned int k, w, c;
 	const char *crc;
 	size_t len;
 
@@ -103,10 +100,6 @@ int main(void)
 	inet_pton(AF_INET6, "fd00::1", &f6.saddr);
 	inet_pton(AF_INET6, "fd00::2", &f6.daddr);
 	rn_icrc_solver_init(&solver);
-	chosen = rn_icrc_use_fastest_crc(crc_ns);
-	for (c = 0; (crc = rn_icrc_crc_name(c)); c++)
-		printf("startup_crc_%s %" PRIu64 " ns%s\n", crc, crc_ns[c],
-		       c == chosen ? " (ringnicd picks it)" : "");
 	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		p.opcode = kinds[k].opcode;
 		p.payload_len = kinds[k].payload_len;

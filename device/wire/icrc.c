@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <endian.h>
 #include <string.h>
-#include <time.h>
 #include <zlib.h>
 #ifdef RN_HAVE_ISAL
 #include <isa-l/crc.h>
@@ -55,7 +54,7 @@ static size_t head_udp_bth(uint8_t *b, uint16_t sport, uint16_t dport,
  * emulator and zlib's table lookups are the faster: an IPv4 ICRC takes
  * 2.1 against 2.8 us for 1 KiB of payload, 0.34 against 0.50 us for an
  * ACK (rn_bench_wire in bench/vm.sh's guest).  So ringnicd times both
- * when it starts (rn_icrc_use_fastest_crc) and keeps the faster.
+ * when it starts (netio.c) and keeps the faster.
  */
 static uint32_t crc_zlib(uint32_t crc, const uint8_t *buf, size_t len)
 {
@@ -79,7 +78,6 @@ static const struct {
 #endif
 };
 #define NCRCS (sizeof(crcs) / sizeof(crcs[0]))
-_Static_assert(NCRCS <= RN_ICRC_CRCS_MAX, "RN_ICRC_CRCS_MAX too small");
 
 /* Set once, before any packet: by whoever starts the device. */
 static uint32_t (*crc_more)(uint32_t crc, const uint8_t *buf,
@@ -94,54 +92,6 @@ void rn_icrc_use_crc(unsigned int i)
 {
 	if (i < NCRCS)
 		crc_more = crcs[i].fn;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
-/* What a WRITE of 1 KiB costs the CRC: its head, then the rest. */
-#define TIMED_HEAD 56
-#define TIMED_REST 1032
-#define TIMED_PACKETS 32
-#define TIMED_ROUNDS 5
-
-unsigned int rn_icrc_use_fastest_crc(uint64_t ns_per_packet[])
-{
-	static uint8_t buf[TIMED_HEAD + TIMED_REST];
-	volatile uint32_t sink = 0;
-	unsigned int best = 0, i, round, k;
-
-	for (k = 0; k < sizeof(buf); k++)
-		buf[k] = (uint8_t)(k * 131 + 7);
-	for (i = 0; i < NCRCS; i++) {
-		uint32_t (*fn)(uint32_t, const uint8_t *, size_t) = crcs[i].fn;
-		uint64_t least = UINT64_MAX;
-
-		/* The least of a few rounds: what the CRC costs, not what a
-		 * preemption or a cold cache added to one round.
-		 */
-		for (round = 0; round < TIMED_ROUNDS; round++) {
-			uint64_t start = now_ns(), t;
-
-			for (k = 0; k < TIMED_PACKETS; k++)
-				sink += fn(fn(0, buf, TIMED_HEAD),
-					   buf + TIMED_HEAD, TIMED_REST);
-			t = now_ns() - start;
-			if (t < least)
-				least = t;
-		}
-		ns_per_packet[i] = least / TIMED_PACKETS;
-		if (ns_per_packet[i] < ns_per_packet[best])
-			best = i;
-	}
-	(void)sink;
-	rn_icrc_use_crc(best);
-	return best;
 }
 
 /* The CRC of head[0, n) followed by the packet after its BTH, up to the

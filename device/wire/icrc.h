@@ -30,15 +30,11 @@
 /*
  * The CRC-32 has one implementation per library the build has: 0 is zlib's
  * (the default), then ISA-L's.  rn_icrc_crc_name(i) is NULL past the last.
- * rn_icrc_use_fastest_crc times each on what a 1 KiB packet takes, fills
- * ns_per_packet[i] (room for RN_ICRC_CRCS_MAX) and uses the fastest,
- * whose index it returns.  Either is called before any packet is built or
- * checked, never while another thread does so.
+ * rn_icrc_use_crc is called before any packet is built or checked, never
+ * while another thread does so.
  */
-#define RN_ICRC_CRCS_MAX 2
 const char *rn_icrc_crc_name(unsigned int i);
 void rn_icrc_use_crc(unsigned int i);
-unsigned int rn_icrc_use_fastest_crc(uint64_t ns_per_packet[]);
 
 /* The IPv4 and UDP fields a packet's ICRC covers that the kernel writes. */
 struct rn_icrc_flow4 {

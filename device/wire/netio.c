@@ -38,18 +38,49 @@
 /* Receive batches one pass takes from each socket before other work. */
 #define RN_WIRE_RX_ROUNDS 4
 
-/* The faster CRC-32 on this CPU, said in the log: emulated CPUs differ. */
+/*
+ * The faster CRC-32 on this CPU (icrc.c: emulated CPUs differ): the least
+ * time of a few rounds sealing a packet of 1 KiB payload, not what a
+ * preemption added to one round.  Said in the log.
+ */
+#define CRC_TIMED_PACKETS 32
+#define CRC_TIMED_ROUNDS 5
+
 static void pick_crc(const struct rn_device *dev)
 {
-	uint64_t ns[RN_ICRC_CRCS_MAX];
-	unsigned int best = rn_icrc_use_fastest_crc(ns), i;
+	static uint8_t pkt[RN_PKT_BTH_BYTES + 1024 + RN_PKT_ICRC_BYTES];
+	const struct rn_icrc_flow4 flow = { .dport = RN_PKT_UDP_DPORT };
+	uint64_t best_ns = UINT64_MAX;
+	unsigned int best = 0, i, round, k;
 	char times[128] = "";
 	size_t n = 0;
 
-	for (i = 0; rn_icrc_crc_name(i) && n < sizeof(times); i++)
-		n += (size_t)snprintf(times + n, sizeof(times) - n,
-				      "%s%s %" PRIu64 " ns", i ? ", " : "",
-				      rn_icrc_crc_name(i), ns[i]);
+	for (i = 0; rn_icrc_crc_name(i); i++) {
+		uint64_t least = UINT64_MAX;
+
+		rn_icrc_use_crc(i);
+		for (round = 0; round < CRC_TIMED_ROUNDS; round++) {
+			uint64_t start = rn_now_ns(), t;
+
+			for (k = 0; k < CRC_TIMED_PACKETS; k++)
+				rn_icrc_seal_ipv4(&flow, (uint16_t)k, pkt,
+						  sizeof(pkt));
+			t = rn_now_ns() - start;
+			if (t < least)
+				least = t;
+		}
+		least /= CRC_TIMED_PACKETS;
+		if (least < best_ns) {
+			best_ns = least;
+			best = i;
+		}
+		if (n < sizeof(times))
+			n += (size_t)snprintf(times + n, sizeof(times) - n,
+					      "%s%s %" PRIu64 " ns",
+					      i ? ", " : "",
+					      rn_icrc_crc_name(i), least);
+	}
+	rn_icrc_use_crc(best);
 	rn_info("%s: ICRC by %s's CRC-32 (a 1 KiB packet: %s)\n", dev->name,
 		rn_icrc_crc_name(best), times);
 }
