@@ -10,7 +10,10 @@
 #           --post_list 32, ib_read_bw and ib_send_bw 64 KiB, ib_send_bw
 #           64 B, ib_write_lat 8 B;
 #           and with completion events (-e: the applications sleep instead
-#           of polling) ib_send_bw 64 KiB and ib_send_lat 8 B
+#           of polling) ib_send_bw 64 KiB and ib_send_lat 8 B;
+#           ib_write_lat 8 B again with each ringnicd and perftest pinned:
+#           each ringnicd on the CPU its application polls on (together),
+#           then on the other CPU (apart)
 #   local   the same points with both ends on one ringnicd (shared memory)
 #   udp     rn_bench_udp (bench/udp_pump.c) across the same pair: datagrams
 #           of 64 B .. 16 KiB with sendmmsg, and with UDP GSO where the MTU
@@ -70,22 +73,27 @@ median_of() {
 			END { print r[int((NR + 1) / 2)]; print v[1], v[NR] }'
 }
 
+# on_cpu CPU: the prefix that keeps a command on CPU, none if CPU is empty.
+on_cpu() { [ -z "$1" ] || echo "taskset -c $1"; }
+
 # pair SERVER CLIENT TOOL ARGS...: perftest's server on host SERVER, its
 # client on host CLIENT, connecting to SERVER's address; the client's first
-# result row in $row.
+# result row in $row.  SERVER_CPU and CLIENT_CPU, if set, pin them.
 pair() {
 	local server=$1 client=$2 tool=$3 pid
 	shift 3
 	bench_port=$((bench_port + 1))
-	in_ns "$server" timeout 120 ringnic-run "$tool" -x 0 -p $bench_port \
-		"$@" >"$work/server.out" 2>&1 &
+	# shellcheck disable=SC2046  # the prefix: words, or none
+	in_ns "$server" $(on_cpu "${SERVER_CPU:-}") timeout 120 ringnic-run \
+		"$tool" -x 0 -p $bench_port "$@" >"$work/server.out" 2>&1 &
 	pid=$!
 	until in_ns "$server" ss -Hltn "sport = :$bench_port" | grep -q .; do
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.05
 	done
-	row=$(in_ns "$client" timeout 120 ringnic-run "$tool" -x 0 \
-		-p $bench_port "$@" "${addr[$server]}" 2>&1 |
+	# shellcheck disable=SC2046
+	row=$(in_ns "$client" $(on_cpu "${CLIENT_CPU:-}") timeout 120 \
+		ringnic-run "$tool" -x 0 -p $bench_port "$@" "${addr[$server]}" 2>&1 |
 		tee "$work/client.out" |
 		awk '/#bytes/ { t = 1; next } t && $1 ~ /^[0-9]+$/ { print; exit }')
 	wait $pid || true
@@ -98,10 +106,12 @@ pair() {
 
 # point PATH TOOL SIZE POST_LIST ARGS...: one perftest run on PATH (wire:
 # server on host 0, client on host 1; local: both on host 0), with
-# ringnicd's CPU and counters around it; prints and records it.
+# ringnicd's CPU and counters around it; prints and records it.  PLACEMENT,
+# if set, names where place_on put the processes: a test of its own.
 point() {
 	local path=$1 tool=$2 size=$3 pl=$4 c0 c1 d0 d1 n0 n1 a0 a1
-	local mpps='' mbps='' lat='' msgs cpu cyc_msg cyc_byte test=$2
+	local mpps='' mbps='' lat='' msgs cpu cyc_msg cyc_byte
+	local test=$2${PLACEMENT:+_$PLACEMENT}
 	shift 4
 	# With completion events: a test of its own in the CSV.
 	case " $* " in *" -e "*) test=${tool}_events ;; esac
@@ -168,6 +178,32 @@ for path in wire local; do
 	point $path ib_send_bw 65536 1 -e -n $((seconds * 2500))
 	point $path ib_send_lat 8 1 -e -n "$lat_iters"
 done
+
+# ---- where the processes run --------------------------------------------------
+
+# place_on NAME CPU_A CPU_B SERVER CLIENT: each ringnicd (all its threads)
+# and perftest's server (host a) and client (host b) pinned to a CPU;
+# place_on with no arguments lets the scheduler place them again.
+place_on() {
+	local i cpus
+	PLACEMENT=${1:-} SERVER_CPU=${4:-} CLIENT_CPU=${5:-}
+	for i in 0 1; do
+		cpus=${2:-0-$(($(nproc) - 1))}
+		[ "$i" = 0 ] || cpus=${3:-$cpus}
+		taskset -a -p -c "$cpus" "${daemon[$i]}" >/dev/null
+	done
+}
+
+# ib_write_lat's hops are wake-ups, and what each costs depends on which
+# CPU the woken process shares with which polling one: the point again with
+# each ringnicd on the CPU its application polls on, and on the other one.
+if [ "$(nproc)" -ge 2 ]; then
+	place_on together 1 0 1 0
+	point wire ib_write_lat 8 1 -n "$lat_iters"
+	place_on apart 0 1 1 0
+	point wire ib_write_lat 8 1 -n "$lat_iters"
+	place_on
+fi
 
 # ---- the link's own UDP ceiling -----------------------------------------------
 
@@ -277,6 +313,12 @@ ratio wire_write_lat_to_udp_pingpong_busy "$wlat" \
 	"$(get udp_pingpong busy 8 "" lat_us)"
 ratio wire_write_lat_to_wake_cross_cpu_busy "$wlat" \
 	"$(get wake wake_cross_cpu_busy "" "" lat_us)"
+for placement in together apart; do
+	[ -n "$(get wire ib_write_lat_$placement 8 1 lat_us)" ] || continue
+	ratio "wire_write_lat_${placement}_to_udp_pingpong_blocking" \
+		"$(get wire ib_write_lat_$placement 8 1 lat_us)" \
+		"$(get udp_pingpong blocking 8 "" lat_us)"
+done
 ratio wire_send_lat_events_to_udp_pingpong_blocking \
 	"$(get wire ib_send_lat_events 8 1 lat_us)" \
 	"$(get udp_pingpong blocking 8 "" lat_us)"
