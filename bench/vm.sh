@@ -11,8 +11,10 @@
 # writes the medians to bench/results/vm.csv, plots them into
 # bench/results/vm.png and prints the ratios of ringnic to rxe and siw,
 # and of the wire to rxe, to the local path and to plain UDP over the
-# same veth pair, measured in the same VM (bench/vm/summary.sh; the
-# raw rows stay in bench/results/vm-raw.csv).  Numbers, never pass/fail.
+# same veth pair, measured in the same VM, and the least CPU a KiB takes
+# on the wire there: its ICRC and its copies out of and into a process
+# (bench/vm/summary.sh; the raw rows stay in bench/results/vm-raw.csv).
+# Numbers, never pass/fail.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)

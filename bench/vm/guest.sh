@@ -105,6 +105,27 @@ udp_ceiling() {
 	udp_row udp_pingpong 8 lat_typical "$v" us
 }
 
+# What the wire's own work costs this VM's CPUs, once: the ICRC of a
+# packet of 1 KiB payload, sealed and checked (rn_bench_wire: the faster
+# CRC-32 of the build, as ringnicd picks it) and the copy through
+# /proc/PID/mem that takes a payload out of a process and puts it into
+# one (rn_bench_ref copy).  Device "cpu:guest"; summary.sh makes a floor
+# of them.
+cpu_row() { # TEST SIZE METRIC VALUE UNIT
+	echo "cpu:guest,$1,$2,$3,${4:-NA},$5" >>"$out/vm-raw.csv"
+	printf '%-22s %-13s %5s %-12s %10s %s
+' cpu:guest "$1" "$2" "$3" "${4:-NA}" "$5"
+}
+rn_bench_wire >/tmp/bench-wire.out
+for op in seal check; do
+	cpu_row "icrc_${op}_ipv4" 1024 time "$(awk -v p="icrc_${op}_ipv4_1k_" \
+		'index($1, p) == 1 && (m == "" || $2 < m) { m = $2 } END { print m }' \
+		/tmp/bench-wire.out)" ns
+done
+cpu_row proc_mem_write 65536 rate "$(rn_bench_ref copy |
+	awk '$1 == "proc_mem_write_64KiB" { print $2 }')" GB/s
+cpu_row cpus 0 count "$(nproc)" cpus
+
 for rep in $(seq "$reps"); do
 	echo "== repetition $rep of $reps"
 	# shellcheck disable=SC2086

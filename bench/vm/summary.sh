@@ -69,6 +69,20 @@ wire_ratios "ib_write_bw 64 KiB bandwidth" ib_write_bw 65536 bw udp_gso_gro 1024
 wire_ratios "ib_read_bw 64 KiB bandwidth" ib_read_bw 65536 bw udp_gso_gro 1024
 wire_ratios "ib_write_lat 8 B" ib_write_lat 8 lat_typical udp_pingpong 8
 echo "  (goals against rxe: >= 5, >= 5 for ib_write_bw, <= 1 for ib_write_lat)"
+# The least CPU a KiB takes on the wire in this VM (guest.sh's cpu rows):
+# its ICRC sealed and checked, and its copy out of one process and into
+# the other (a read through /proc/PID/mem taken at the rate of a write),
+# spread over every vCPU with nothing else to do.
+seal=$(val cpu:guest icrc_seal_ipv4 1024 time)
+check=$(val cpu:guest icrc_check_ipv4 1024 time)
+copy=$(val cpu:guest proc_mem_write 65536 rate)
+cpus=$(val cpu:guest cpus 0 count)
+if [ -n "$seal" ] && [ -n "$check" ] && [ -n "$copy" ] && [ -n "$cpus" ]; then
+	read -r floor most <<<"$(awk -v s="$seal" -v c="$check" -v g="$copy" -v n="$cpus" \
+		'BEGIN { f = (s + c) / 1e3 + 2 * 1024 / (g * 1e3)
+			printf "%.2f %.1f", f, n * 1024 / f / 1.048576 }')"
+	echo "  the wire's CPU floor per 1 KiB packet: ICRC sealed $seal ns + checked $check ns + 2 copies at $copy GB/s = $floor us; on $cpus vCPUs at most $most MiB/s = $(ratio "$most" "$(val rxe0 ib_write_bw 65536 bw)") x rxe, before UDP, perftest and the rest"
+fi
 echo "$udp (plain UDP over the same pair) against rxe0:"
 printf '  %-30s %s x rxe\n' "1 KiB GSO+GRO vs 64 KiB bw:" \
 	"$(ratio "$(val $udp udp_gso_gro 1024 bw)" "$(val rxe0 ib_write_bw 65536 bw)")"
