@@ -61,6 +61,8 @@ export PATH="$build/bin:$PATH"
 # ---- perftest between and within the hosts -----------------------------------
 
 bench_port=18700
+# Set by place_on only, never taken from the environment.
+PLACEMENT='' SERVER_CPU='' CLIENT_CPU=''
 echo "path,test,size,post_list,mpps,mbps,lat_us,cycles_per_msg,cycles_per_byte,local_ack_timeout_err,out_of_seq_request,duplicate_request,ratio,runs,min,max" >"$csv"
 
 # median_of COLUMN ROWS...: the row whose COLUMN is the median (the lower
@@ -164,6 +166,52 @@ point() {
 	echo "$path,$test,$size,$pl,$mpps,$mbps,$lat,$cyc_msg,$cyc_byte,$(sum_of "$d0 $d1" local_ack_timeout_err),$(sum_of "$d0 $d1" out_of_seq_request),$(sum_of "$d0 $d1" duplicate_request),,$runs,${spread% *},${spread#* }" >>"$csv"
 }
 
+# ---- where the processes run --------------------------------------------------
+
+# The CPUs this script may use, one per line, from a list such as 0-3,6.
+allowed_cpus() {
+	awk '$1 == "Cpus_allowed_list:" { print $2 }' /proc/self/status |
+		tr , '\n' | awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }'
+}
+mapfile -t cpu < <(allowed_cpus)
+# Each ringnicd's CPUs as it started, to give back.
+daemon_cpus=()
+for i in 0 1; do
+	daemon_cpus[i]=$(taskset -c -p "${daemon[$i]}" | awk '{ print $NF }')
+done
+
+# place_on NAME CPU_A CPU_B SERVER CLIENT: each ringnicd (all its threads)
+# and perftest's server (host a) and client (host b) pinned to a CPU;
+# place_on with no arguments lets them run where they ran before.
+place_on() {
+	local i cpus
+	PLACEMENT=${1:-} SERVER_CPU=${4:-} CLIENT_CPU=${5:-}
+	for i in 0 1; do
+		if [ "$#" = 0 ]; then
+			cpus=${daemon_cpus[i]}
+		elif [ "$i" = 0 ]; then
+			cpus=$2
+		else
+			cpus=$3
+		fi
+		taskset -a -p -c "$cpus" "${daemon[$i]}" >/dev/null
+	done
+}
+
+# ib_write_lat's hops are wake-ups, and what each costs depends on which
+# CPU the woken process shares with which polling one: the point again with
+# each ringnicd on the CPU its application polls on, and on the other one.
+pinned_latency() {
+	[ "${#cpu[@]}" -ge 2 ] || return 0
+	place_on together "${cpu[1]}" "${cpu[0]}" "${cpu[1]}" "${cpu[0]}"
+	point wire ib_write_lat 8 1 -n "$lat_iters"
+	place_on apart "${cpu[0]}" "${cpu[1]}" "${cpu[1]}" "${cpu[0]}"
+	point wire ib_write_lat 8 1 -n "$lat_iters"
+	place_on
+}
+
+# ---- perftest's points ---------------------------------------------------------
+
 echo "two hosts: ${addr[0]} <-veth MTU $mtu-> ${addr[1]}; ringnic active_mtu $ib_mtu; cycles at $mhz MHz (/proc/cpuinfo)"
 for path in wire local; do
 	for s in $sizes; do
@@ -177,33 +225,10 @@ for path in wire local; do
 	# perftest's duration mode does not take -e: a count of messages.
 	point $path ib_send_bw 65536 1 -e -n $((seconds * 2500))
 	point $path ib_send_lat 8 1 -e -n "$lat_iters"
+	if [ "$path" = wire ]; then
+		pinned_latency
+	fi
 done
-
-# ---- where the processes run --------------------------------------------------
-
-# place_on NAME CPU_A CPU_B SERVER CLIENT: each ringnicd (all its threads)
-# and perftest's server (host a) and client (host b) pinned to a CPU;
-# place_on with no arguments lets the scheduler place them again.
-place_on() {
-	local i cpus
-	PLACEMENT=${1:-} SERVER_CPU=${4:-} CLIENT_CPU=${5:-}
-	for i in 0 1; do
-		cpus=${2:-0-$(($(nproc) - 1))}
-		[ "$i" = 0 ] || cpus=${3:-$cpus}
-		taskset -a -p -c "$cpus" "${daemon[$i]}" >/dev/null
-	done
-}
-
-# ib_write_lat's hops are wake-ups, and what each costs depends on which
-# CPU the woken process shares with which polling one: the point again with
-# each ringnicd on the CPU its application polls on, and on the other one.
-if [ "$(nproc)" -ge 2 ]; then
-	place_on together 1 0 1 0
-	point wire ib_write_lat 8 1 -n "$lat_iters"
-	place_on apart 0 1 1 0
-	point wire ib_write_lat 8 1 -n "$lat_iters"
-	place_on
-fi
 
 # ---- the link's own UDP ceiling -----------------------------------------------
 
