@@ -116,12 +116,19 @@ cpu_row() { # TEST SIZE METRIC VALUE UNIT
 	printf '%-22s %-13s %5s %-12s %10s %s
 ' cpu:guest "$1" "$2" "$3" "${4:-NA}" "$5"
 }
-rn_bench_wire >/tmp/bench-wire.out
-for op in seal check; do
-	cpu_row "icrc_${op}_ipv4" 1024 time "$(awk -v p="icrc_${op}_ipv4_1k_" \
-		'index($1, p) == 1 && (m == "" || $2 < m) { m = $2 } END { print m }' \
-		/tmp/bench-wire.out)" ns
-done
+# The CRC-32 whose seal is the fastest, as ringnicd picks it; its seal
+# and its check.
+read -r seal check <<<"$(rn_bench_wire | awk '
+	{ split($1, f, "_") }
+	$1 ~ /^icrc_(seal|check)_ipv4_1k_/ { t[f[2], f[5]] = $2; crc[f[5]] = 1 }
+	END {
+		for (c in crc)
+			if (best == "" || t["seal", c] < t["seal", best])
+				best = c
+		print t["seal", best], t["check", best]
+	}')"
+cpu_row icrc_seal_ipv4 1024 time "$seal" ns
+cpu_row icrc_check_ipv4 1024 time "$check" ns
 cpu_row proc_mem_write 65536 rate "$(rn_bench_ref copy |
 	awk '$1 == "proc_mem_write_64KiB" { print $2 }')" GB/s
 cpu_row cpus 0 count "$(nproc)" cpus
