@@ -113,8 +113,7 @@ udp_ceiling() {
 # of them.
 cpu_row() { # TEST SIZE METRIC VALUE UNIT
 	echo "cpu:guest,$1,$2,$3,${4:-NA},$5" >>"$out/vm-raw.csv"
-	printf '%-22s %-13s %5s %-12s %10s %s
-' cpu:guest "$1" "$2" "$3" "${4:-NA}" "$5"
+	printf '%-22s %-13s %5s %-12s %10s %s\n' cpu:guest "$1" "$2" "$3" "${4:-NA}" "$5"
 }
 # The CRC-32 whose seal is the fastest, as ringnicd picks it; its seal
 # and its check.
