@@ -75,10 +75,12 @@ done
 # 64 B datagrams by GSO; an 8-byte blocking ping-pong.  Rows as inner.sh's,
 # device "udp:rnw1:rnw0".
 udp_port=19700
-udp_row() { # TEST SIZE METRIC VALUE UNIT
-	echo "udp:rnw1:rnw0,$1,$2,$3,${4:-NA},$5" >>"$out/vm-raw.csv"
-	printf '%-22s %-13s %5s %-12s %10s %s\n' udp:rnw1:rnw0 "$1" "$2" "$3" "${4:-NA}" "$5"
+# row DEVICE TEST SIZE METRIC VALUE UNIT: a row of our own, as inner.sh's.
+row() {
+	echo "$1,$2,$3,$4,${5:-NA},$6" >>"$out/vm-raw.csv"
+	printf '%-22s %-13s %5s %-12s %10s %s\n' "$1" "$2" "$3" "$4" "${5:-NA}" "$6"
 }
+udp_row() { row udp:rnw1:rnw0 "$@"; }
 udp_pump() { # TEST SIZE SINK_OPTS...: prints the sink's output
 	local size=$2 sink
 	shift 2
@@ -111,10 +113,7 @@ udp_ceiling() {
 # /proc/PID/mem that takes a payload out of a process and puts it into
 # one (rn_bench_ref copy).  Device "cpu:guest"; summary.sh makes a floor
 # of them.
-cpu_row() { # TEST SIZE METRIC VALUE UNIT
-	echo "cpu:guest,$1,$2,$3,${4:-NA},$5" >>"$out/vm-raw.csv"
-	printf '%-22s %-13s %5s %-12s %10s %s\n' cpu:guest "$1" "$2" "$3" "${4:-NA}" "$5"
-}
+cpu_row() { row cpu:guest "$@"; }
 # The CRC-32 whose seal is the fastest, as ringnicd picks it; its seal
 # and its check.
 read -r seal check <<<"$(rn_bench_wire | awk '
