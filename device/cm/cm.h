@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <rdma/rdma_user_cm.h>
 
-#include "ringnicd.h"
+#include "core/ringnicd.h"
 
 /* How many ids the device holds, all channels together. */
 #define RN_CM_MAX_IDS 4096

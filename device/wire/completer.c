@@ -24,7 +24,7 @@
  * unacknowledged, the requester goes back to the oldest (retry_cnt).
  * Timeout = 4.096 us * 2^timeout; 0 means no timer, as in rxe.
  */
-#include "qp_rules.h"
+#include "verbs/qp_rules.h"
 #include "wire/wire.h"
 
 static bool read_or_atomic(uint8_t op)

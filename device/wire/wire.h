@@ -27,7 +27,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "datapath.h"
+#include "engine/datapath.h"
 #include "wire/icrc.h"
 #include "wire/packet.h"
 

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A WQE's addresses resolved to another process's memory: local scatter
+ * lists against the requester's MRs, remote ranges against the
+ * responder's MRs and memory windows, each with its PD, rights and bounds
+ * checked (memory.c).
+ */
+#include "engine/datapath.h"
+#include "base/table.h"
+
+struct rn_mr *rn_mr_lookup(struct rn_device *dev, uint32_t key)
+{
+	return key & RN_MW_KEY_BIT ? NULL : rn_table_get(&dev->mr_keys, key >> 8);
+}
+
+struct rn_mw *rn_mw_lookup(struct rn_device *dev, uint32_t key)
+{
+	if (!(key & RN_MW_KEY_BIT))
+		return NULL;
+	return rn_table_get(&dev->mw_keys, (key & ~RN_MW_KEY_BIT) >> 8);
+}
+
+/* A local scatter list: only MRs, never windows, serve local access. */
+enum ibv_wc_status rn_sgl_resolve(struct rn_client *client, struct rn_pd *pd,
+				  const struct rn_sge *sge, unsigned int n,
+				  uint32_t access, struct rn_iovs *out)
+{
+	struct rn_device *dev = client->dev;
+	unsigned int i;
+
+	out->mem = client->mem_fd;
+	out->n = 0;
+	out->len = 0;
+	for (i = 0; i < n; i++) {
+		struct rn_mr *mr = rn_mr_lookup(dev, sge[i].lkey);
+
+		if (rn_mr_check(mr, sge[i].lkey, client, pd, sge[i].addr,
+				sge[i].length, access))
+			return IBV_WC_LOC_PROT_ERR;
+		rn_iovs_add(out, mr, sge[i].addr, sge[i].length);
+	}
+	if (out->len > RN_MAX_MSG_SZ)
+		return IBV_WC_LOC_LEN_ERR;
+	return IBV_WC_SUCCESS;
+}
+
+/*
+ * Through a window: it must be bound, of this owner and PD, bound through
+ * this QP if it is of type 2, and grant the right for the whole range;
+ * the MR behind it is then checked as any other.
+ */
+static bool window_resolve(const struct rn_target *t, struct rn_mw *mw,
+			   uint64_t addr, uint32_t rkey, uint64_t len,
+			   uint32_t access, struct rn_iovs *out)
+{
+	if (!mw || mw->key != rkey || mw->client != t->client ||
+	    mw->pd != t->pd || !mw->mr)
+		return false;
+	if (mw->type == IBV_MW_TYPE_2 && mw->qpn != t->qpn)
+		return false;
+	if ((mw->access & access) != access)
+		return false;
+	if (addr < mw->addr || addr - mw->addr > mw->length ||
+	    len > mw->length - (addr - mw->addr))
+		return false;
+	if (rn_mr_check(mw->mr, mw->mr->key, t->client, t->pd, addr, len, 0))
+		return false;
+	rn_iovs_add(out, mw->mr, addr, len);
+	return true;
+}
+
+/* The responder's side of an RDMA access: QP rights, then the MR or window. */
+bool rn_remote_resolve(const struct rn_target *t, uint64_t addr, uint32_t rkey,
+		       uint64_t len, uint32_t access, struct rn_iovs *out)
+{
+	struct rn_device *dev = t->client->dev;
+
+	out->mem = t->client->mem_fd;
+	out->n = 0;
+	out->len = 0;
+	if (!(t->qp_access & access))
+		return false;
+	if (!len)
+		return true;
+	if (rkey & RN_MW_KEY_BIT)
+		return window_resolve(t, rn_mw_lookup(dev, rkey), addr, rkey, len,
+				      access, out);
+	if (rn_mr_check(rn_mr_lookup(dev, rkey), rkey, t->client, t->pd, addr,
+			len, access))
+		return false;
+	rn_iovs_add(out, rn_mr_lookup(dev, rkey), addr, len);
+	return true;
+}
+
+/* The data a SEND or WRITE carries: inline bytes or a gather list. */
+enum ibv_wc_status rn_gather(struct rn_qp *qp, const struct rn_wqe *w,
+			     struct rn_iovs *src, uint64_t *len)
+{
+	enum ibv_wc_status st;
+
+	if (w->flags & RN_WQE_INLINE) {
+		*len = w->inline_len;
+		return IBV_WC_SUCCESS;
+	}
+	st = rn_sgl_resolve(qp->client, qp->pd, w->sge, w->num_sge, 0, src);
+	*len = src->len;
+	return st;
+}

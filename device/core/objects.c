@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The device and its clients: tables, limits, shared memory, async events, PDs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/memory.h"
+#include "core/ringnicd.h"
+
+/* What a device is before it is published: attributes, empty tables. */
+int rn_device_init(struct rn_device *dev, uint64_t guid)
+{
+	dev->attr = (struct rn_device_attr){
+		.node_guid = guid,
+		.sys_image_guid = guid,
+		.max_mr_size = RN_MAX_MR_SIZE,
+		.page_size_cap = RN_PAGE_SIZE_CAP,
+		.vendor_id = RN_VENDOR_ID,
+		.vendor_part_id = RN_VENDOR_PART_ID,
+		.hw_ver = RN_HW_VERSION,
+		.max_qp = RN_MAX_QP,
+		.max_qp_wr = RN_MAX_QP_WR,
+		.max_sge = RN_MAX_SGE,
+		.max_inline = RN_MAX_INLINE,
+		.max_cq = RN_MAX_CQ,
+		.max_cqe = RN_MAX_CQE,
+		.max_mr = RN_MAX_MR,
+		.max_pd = RN_MAX_PD,
+		.max_qp_rd_atom = RN_MAX_RD_ATOM,
+		.max_qp_init_rd_atom = RN_MAX_RD_ATOM,
+		.max_res_rd_atom = RN_MAX_RD_ATOM * RN_MAX_QP,
+		.max_srq = RN_MAX_SRQ,
+		.max_srq_wr = RN_MAX_SRQ_WR,
+		.max_srq_sge = RN_MAX_SGE,
+		.max_ah = RN_MAX_AH,
+		.max_mw = RN_MAX_MW,
+		.max_xrcd = RN_MAX_XRCD,
+	};
+	snprintf(dev->attr.fw_ver, sizeof(dev->attr.fw_ver), "%s", RN_FW_VERSION);
+	rn_list_init(&dev->clients);
+	rn_list_init(&dev->active);
+	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR, RN_REUSE_LATE);
+	rn_table_init(&dev->mw_keys, 1, RN_MAX_MW, RN_REUSE_LATE);
+	rn_table_init(&dev->qpns, 0, RN_MAX_QP, RN_REUSE_LATE);
+	rn_table_init(&dev->srqns, 1, RN_MAX_SRQ, RN_REUSE_LATE);
+	rn_table_init(&dev->xrcds, 1, RN_MAX_XRCD, RN_REUSE_LATE);
+	dev->mr_tags = calloc(RN_MAX_MR, sizeof(*dev->mr_tags));
+	dev->mw_tags = calloc(RN_MAX_MW, sizeof(*dev->mw_tags));
+	dev->qpn_gens = calloc(RN_MAX_QP, sizeof(*dev->qpn_gens));
+	if (!dev->mr_tags || !dev->mw_tags || !dev->qpn_gens)
+		return ENOMEM;
+	rn_port_init(dev);
+	return rn_engine_init(dev);
+}
+
+void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
+		    uid_t uid)
+{
+	client->dev = dev;
+	client->fd = -1;
+	client->pid = pid;
+	client->uid = uid;
+	client->async_fd = -1;
+	client->wake_fd = -1;
+	client->uffd = -1;
+	client->pidfd = -1;
+	client->mem_fd = -1;
+	rn_table_init(&client->pds, 1, RN_CLIENT_MAX_PD, RN_REUSE_LOWEST);
+	rn_table_init(&client->mrs, 1, RN_CLIENT_MAX_MR, RN_REUSE_LOWEST);
+	rn_table_init(&client->mws, 1, RN_CLIENT_MAX_MW, RN_REUSE_LOWEST);
+	rn_table_init(&client->cqs, 0, RN_CTX_MAX_CQ, RN_REUSE_LOWEST);
+	rn_table_init(&client->qps, 0, RN_CTX_MAX_QP, RN_REUSE_LOWEST);
+	rn_table_init(&client->ahs, 1, RN_CLIENT_MAX_AH, RN_REUSE_LOWEST);
+	rn_table_init(&client->srqs, 1, RN_CLIENT_MAX_SRQ, RN_REUSE_LOWEST);
+	rn_table_init(&client->xrcds, 1, RN_CLIENT_MAX_XRCD, RN_REUSE_LOWEST);
+}
+
+/* Everything the client made, and what OPEN gave it. */
+void rn_client_release(struct rn_client *client)
+{
+	/* Closing the uffd unregisters all at once, before the MRs go. */
+	rn_guard_close(client);
+	rn_client_objects_destroy(client);
+	if (client->wake_fd >= 0) {
+		epoll_ctl(client->dev->epoll_fd, EPOLL_CTL_DEL, client->wake_fd,
+			  NULL);
+		close(client->wake_fd);
+	}
+	if (client->async_fd >= 0)
+		close(client->async_fd);
+	if (client->dev_page) {
+		munmap(client->dev_page, RN_DEV_PAGE_SIZE);
+		rn_uncharge(client, RN_DEV_PAGE_SIZE);
+	}
+	rn_client_detach(client);
+}
+
+/*
+ * Shared memory (rings, the device page) is charged to the client and to
+ * the device, so that neither one client nor all of them can make
+ * ringnicd allocate without bound.  The charge is the size of the memory,
+ * whether the pages were touched or not.
+ */
+int rn_charge(struct rn_client *client, uint64_t bytes)
+{
+	struct rn_device *dev = client->dev;
+
+	if (client->shared_bytes + bytes > RN_CLIENT_MEM_MAX ||
+	    dev->shared_bytes + bytes > dev->max_shared_bytes)
+		return ENOMEM;
+	client->shared_bytes += bytes;
+	dev->shared_bytes += bytes;
+	return 0;
+}
+
+void rn_uncharge(struct rn_client *client, uint64_t bytes)
+{
+	client->shared_bytes -= bytes;
+	client->dev->shared_bytes -= bytes;
+}
+
+void *rn_shared_alloc(size_t size, int *memfd)
+{
+	void *mem;
+	int fd;
+
+	fd = memfd_create("ringnic", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return NULL;
+	/* Sealed so that a client cannot shrink the file under our mapping
+	 * (which would turn our next access into SIGBUS).
+	 */
+	if (ftruncate(fd, size) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		goto err;
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED)
+		goto err;
+	*memfd = fd;
+	return mem;
+err:
+	close(fd);
+	return NULL;
+}
+
+/* An async event of the CQ or QP handle, whose user_handle the provider gave. */
+void rn_async_event(struct rn_client *client, uint32_t handle,
+		    uint64_t user_handle, uint32_t type)
+{
+	/* The layout libibverbs reads from context->async_fd. */
+	struct {
+		uint64_t element;
+		uint32_t event_type;
+		uint32_t reserved;
+	} ev = { user_handle, type, 0 };
+
+	if (client->kctx) {
+		rn_kdev_event(client, handle, type);
+		return;
+	}
+	if (client->async_fd < 0)
+		return;
+	/* Non-blocking: a client that never reads its events loses them. */
+	if (write(client->async_fd, &ev, sizeof(ev)) != sizeof(ev))
+		rn_dbg("pid %d: async event %u dropped\n", client->pid, type);
+}
+
+/* ---- PD ---------------------------------------------------------------- */
+
+int rn_pd_alloc(struct rn_client *client, uint32_t *handle)
+{
+	struct rn_pd *pd = calloc(1, sizeof(*pd));
+	int64_t h;
+
+	if (!pd)
+		return ENOMEM;
+	if (client->dev->npds >= client->dev->attr.max_pd) {
+		free(pd);
+		return ENOMEM;
+	}
+	h = rn_table_insert(&client->pds, pd);
+	if (h < 0) {
+		free(pd);
+		return ENOMEM;
+	}
+	pd->client = client;
+	pd->handle = h;
+	*handle = h;
+	client->dev->npds++;
+	return 0;
+}
+
+int rn_pd_dealloc(struct rn_client *client, uint32_t handle)
+{
+	struct rn_pd *pd = rn_table_get(&client->pds, handle);
+
+	if (!pd)
+		return EINVAL;
+	if (pd->refs)
+		return EBUSY;
+	rn_table_remove(&client->pds, handle);
+	client->dev->npds--;
+	free(pd);
+	return 0;
+}
+
+/*
+ * Everything a client holds, in dependency order: QPs (attached to SRQs,
+ * completing into CQs), windows (bound to MRs), then MRs, AHs, SRQs, CQs,
+ * the domains it opened and PDs.
+ */
+void rn_client_objects_destroy(struct rn_client *client)
+{
+	uint32_t i;
+
+#define EACH(table) \
+	for (i = 0; i < client->table.size; i++) \
+		if (client->table.slot[i])
+	EACH(qps)
+		rn_qp_release(client, i);
+	EACH(mws)
+		rn_mw_release(client->mws.slot[i]);
+	EACH(mrs)
+		rn_mr_release(client->mrs.slot[i]);
+	EACH(ahs)
+		rn_ah_destroy(client, i);
+	EACH(srqs)
+		rn_srq_release(client->srqs.slot[i]);
+	EACH(cqs)
+		rn_cq_release(client->cqs.slot[i]);
+	EACH(xrcds)
+		rn_xrcd_release(client, i);
+	EACH(pds)
+		rn_pd_dealloc(client, i);
+#undef EACH
+	rn_table_destroy(&client->qps);
+	rn_table_destroy(&client->mws);
+	rn_table_destroy(&client->mrs);
+	rn_table_destroy(&client->ahs);
+	rn_table_destroy(&client->srqs);
+	rn_table_destroy(&client->cqs);
+	rn_table_destroy(&client->xrcds);
+	rn_table_destroy(&client->pds);
+}

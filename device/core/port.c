@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Port 1, bound to a network device as rxe's port is: its state follows
+ * the link, its active MTU the interface's MTU, its GID table the
+ * interface's addresses (netdev.c reports them; in kernel mode the table
+ * is the kernel's, read by kdev.c).  And the port's counters.
+ */
+#include <string.h>
+
+#include "core/ringnicd.h"
+
+static const char *const counter_names[RN_CNT_MAX] = RN_COUNTER_NAMES;
+
+const char *rn_counter_name(enum rn_counter c)
+{
+	return counter_names[c];
+}
+
+/* An outcome of this QP's: the device's hw_counter and the QP's own. */
+void rn_count_qp(struct rn_qp *qp, enum rn_counter c)
+{
+	struct rn_qp_ctrl *ctrl = qp->ctrl;
+
+	qp->client->dev->port.counters[c]++;
+	switch (c) {
+	case RN_CNT_ACK_TIMEOUT:
+		ctrl->ack_timeouts++;
+		break;
+	case RN_CNT_RCVD_SEQ:
+	case RN_CNT_IMPLIED_NAK:
+		ctrl->seq_naks++;
+		break;
+	case RN_CNT_RETRIES:
+		ctrl->retries++;
+		break;
+	case RN_CNT_RCVD_RNR:
+		ctrl->rnr_naks++;
+		break;
+	case RN_CNT_NAK_INV_REQ:
+	case RN_CNT_NAK_ACCESS:
+	case RN_CNT_NAK_OP:
+		ctrl->remote_naks++;
+		break;
+	case RN_CNT_DUP_REQ:
+		ctrl->duplicate_requests++;
+		break;
+	case RN_CNT_OOS_REQ:
+		ctrl->out_of_seq_requests++;
+		break;
+	case RN_CNT_NAK_SENT:
+	case RN_CNT_SEND_RNR:
+		ctrl->naks_sent++;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Unbound: no interface, down, and rxe's MTU before it has a netdev. */
+void rn_port_init(struct rn_device *dev)
+{
+	memset(&dev->port, 0, sizeof(dev->port));
+	dev->port.active_mtu = IBV_MTU_256;
+}
+
+/*
+ * The largest IB MTU whose packets fit the netdev's MTU (rxe's
+ * eth_mtu_int_to_enum): 1500 -> 1024, 2128 -> 2048, 4176 -> 4096; 256 when
+ * even that does not fit.
+ */
+enum ibv_mtu rn_port_mtu_of(uint32_t netdev_mtu)
+{
+	enum ibv_mtu mtu = IBV_MTU_4096;
+
+	while (mtu > IBV_MTU_256 && (128u << mtu) + RN_ROCE_MAX_HDR > netdev_mtu)
+		mtu--;
+	return mtu;
+}
+
+static bool gid_empty(const union ibv_gid *gid)
+{
+	static const union ibv_gid zero;
+
+	return !memcmp(gid, &zero, sizeof(zero));
+}
+
+/* The interface, its link and MTU; returns what changed (RN_PORT_*). */
+unsigned int rn_port_set_link(struct rn_device *dev, const struct rn_link *link)
+{
+	struct rn_port *p = &dev->port;
+	bool up = link->ifindex && link->running;
+	unsigned int changes = 0;
+
+	if (p->ifindex != link->ifindex || strcmp(p->ifname, link->ifname)) {
+		p->ifindex = link->ifindex;
+		memcpy(p->ifname, link->ifname, sizeof(p->ifname));
+		changes |= RN_PORT_NETDEV;
+	}
+	if (p->link_up != up) {
+		p->link_up = up;
+		changes |= RN_PORT_STATE;
+	}
+	/* A vanished interface keeps its last MTU: nothing to carry anyway. */
+	if (link->ifindex && p->netdev_mtu != link->mtu) {
+		p->netdev_mtu = link->mtu;
+		p->active_mtu = rn_port_mtu_of(link->mtu);
+		changes |= RN_PORT_MTU;
+	}
+	return changes;
+}
+
+static bool gid_listed(const union ibv_gid *gid, const union ibv_gid *addrs,
+		       uint32_t naddrs)
+{
+	uint32_t i;
+
+	for (i = 0; i < naddrs; i++)
+		if (!memcmp(gid, &addrs[i], sizeof(*gid)))
+			return true;
+	return false;
+}
+
+/*
+ * The GID table becomes addrs, the way the kernel's GID cache changes:
+ * an address already in the table keeps its entry, an entry whose address
+ * is gone is cleared, and a new address takes the first free entry (empty
+ * and named by no QP or AH, so that an index a QP holds never comes to mean
+ * another address).  Addresses beyond the table's size are left out, as
+ * the kernel leaves them.  Returns RN_PORT_GIDS if anything changed.
+ */
+unsigned int rn_port_set_gids(struct rn_device *dev, const union ibv_gid *addrs,
+			      uint32_t naddrs)
+{
+	struct rn_port *p = &dev->port;
+	unsigned int changes = 0;
+	uint32_t i, slot;
+
+	for (i = 0; i < RN_GID_TABLE_LEN; i++) {
+		if (gid_empty(&p->gids[i]) || gid_listed(&p->gids[i], addrs, naddrs))
+			continue;
+		memset(&p->gids[i], 0, sizeof(p->gids[i]));
+		changes = RN_PORT_GIDS;
+	}
+	for (i = 0; i < naddrs; i++) {
+		if (gid_empty(&addrs[i]) || rn_port_gid_index(dev, addrs[i].raw) >= 0)
+			continue;
+		for (slot = 0; slot < RN_GID_TABLE_LEN; slot++)
+			if (gid_empty(&p->gids[slot]) && !p->gid_users[slot])
+				break;
+		if (slot == RN_GID_TABLE_LEN) {
+			rn_warn("%s: GID table full: an address of %s left out\n",
+				dev->name, p->ifname);
+			break;
+		}
+		p->gids[slot] = addrs[i];
+		changes = RN_PORT_GIDS;
+	}
+	return changes;
+}
+
+/*
+ * Tell every context what changed, as the kernel does: PORT_ACTIVE or
+ * PORT_ERR when the state changed, GID_CHANGE when the table did; each
+ * names port 1.  Kernel contexts get the kernel's own events instead.
+ */
+void rn_port_announce(struct rn_device *dev, unsigned int changes)
+{
+	struct rn_list *pos, *tmp;
+
+	rn_list_for_each_safe(pos, tmp, &dev->clients) {
+		struct rn_client *c = rn_container_of(pos, struct rn_client, link);
+
+		if (c->kctx || !c->opened)
+			continue;
+		if (changes & RN_PORT_STATE)
+			rn_async_event(c, 0, 1, dev->port.link_up ?
+						    IBV_EVENT_PORT_ACTIVE :
+						    IBV_EVENT_PORT_ERR);
+		if (changes & RN_PORT_GIDS)
+			rn_async_event(c, 0, 1, IBV_EVENT_GID_CHANGE);
+	}
+}
+
+bool rn_port_gid_valid(const struct rn_device *dev, uint32_t index)
+{
+	return index < RN_GID_TABLE_LEN && !gid_empty(&dev->port.gids[index]);
+}
+
+/*
+ * Whether a QP's address vector or an AH may name entry index: one that
+ * holds an address.  In kernel mode the kernel's GID cache checked that
+ * already (and holds the entry for the QP or AH), perhaps before ringnicd
+ * read the table again: its word is final.
+ */
+bool rn_port_gid_nameable(const struct rn_device *dev, uint32_t index)
+{
+	if (dev->kdev_fd >= 0)
+		return index < RN_GID_TABLE_LEN;
+	return rn_port_gid_valid(dev, index);
+}
+
+/* Bit i set: entry i may be named (rn_port_gid_nameable). */
+uint32_t rn_port_gid_mask(const struct rn_device *dev)
+{
+	uint32_t mask = 0, i;
+
+	for (i = 0; i < RN_GID_TABLE_LEN; i++)
+		if (rn_port_gid_nameable(dev, i))
+			mask |= 1u << i;
+	return mask;
+}
+
+/* The index of gid in the table, or -1. */
+int rn_port_gid_index(const struct rn_device *dev, const uint8_t *gid)
+{
+	int i;
+
+	for (i = 0; i < RN_GID_TABLE_LEN; i++)
+		if (!gid_empty(&dev->port.gids[i]) &&
+		    !memcmp(dev->port.gids[i].raw, gid, 16))
+			return i;
+	return -1;
+}
+
+/* The first entry holding an address, or -1. */
+int rn_port_gid_first(const struct rn_device *dev)
+{
+	int i;
+
+	for (i = 0; i < RN_GID_TABLE_LEN; i++)
+		if (rn_port_gid_valid(dev, i))
+			return i;
+	return -1;
+}
+
+/* A QP's address vector or an AH names entry index (-1: none). */
+void rn_port_gid_hold(struct rn_device *dev, int index)
+{
+	if (index >= 0)
+		dev->port.gid_users[index]++;
+}
+
+void rn_port_gid_put(struct rn_device *dev, int index)
+{
+	if (index >= 0)
+		dev->port.gid_users[index]--;
+}
+
+uint32_t rn_port_mtu_bytes(const struct rn_device *dev)
+{
+	return 128u << dev->port.active_mtu;
+}
+
+void rn_port_query(const struct rn_device *dev, struct rn_port_attr *a)
+{
+	bool up = dev->port.link_up;
+
+	memset(a, 0, sizeof(*a));
+	a->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	a->phys_state = up ? 5 /* LinkUp */ : 3 /* Disabled */;
+	a->max_mtu = IBV_MTU_4096;
+	a->active_mtu = dev->port.active_mtu;
+	a->gid_tbl_len = RN_GID_TABLE_LEN;
+	a->max_msg_sz = RN_MAX_MSG_SZ;
+	a->qkey_viol_cntr = (uint32_t)dev->port.counters[RN_CNT_QKEY_VIOLATIONS];
+	a->active_width = 2; /* 4X */
+	a->active_speed = 32; /* EDR: 4X EDR is 100 Gb/s */
+}

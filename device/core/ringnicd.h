@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ringnicd: the software RDMA NIC.  One process is one device.  A single
+ * thread owns all state: it serves the control socket and runs the data
+ * path (the engine) in the same loop, so no object needs a lock.
+ */
+#ifndef RINGNICD_H
+#define RINGNICD_H
+
+#include <limits.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <infiniband/verbs.h>
+
+#include "kernel-abi/ringnic-abi.h"
+#include "kernel-abi/ringnic-counters.h"
+#include "kernel-abi/ringnic-ctl.h"
+#include "kernel-abi/ringnic-devpage.h"
+#include "kernel-abi/ringnic-queue.h"
+#include "base/list.h"
+#include "base/table.h"
+#include "base/timer.h"
+
+struct rn_device;
+struct rn_client;
+struct batch;
+struct rn_wire;
+struct rn_wire_qp;
+struct rn_cm;
+
+#define RN_RUNTIME_DIR_MAX 96
+#define RN_NAME_MAX 32
+
+/* What an epoll event belongs to. */
+enum rn_watch_kind {
+	RN_WATCH_LISTEN,
+	RN_WATCH_SIGNAL,
+	RN_WATCH_CLIENT,
+	RN_WATCH_WAKE,
+	RN_WATCH_NETLINK,
+	RN_WATCH_NETDEV_TIMER,
+	RN_WATCH_GUARD,
+	RN_WATCH_KDEV,
+	RN_WATCH_WIRE,
+	RN_WATCH_EXIT, /* a client's pidfd */
+	RN_WATCH_CM_LISTEN, /* rdma_cm's socket (cm/) */
+	RN_WATCH_CM_CHANNEL, /* an rdma_cm event channel */
+};
+
+struct rn_watch {
+	enum rn_watch_kind kind;
+	void *obj;
+};
+
+struct rn_pd {
+	struct rn_client *client;
+	uint32_t handle;
+	uint32_t refs; /* MRs, MWs, AHs, SRQs and QPs using it */
+};
+
+struct rn_mr {
+	struct rn_client *client;
+	struct rn_pd *pd;
+	uint32_t handle;
+	uint32_t key; /* lkey == rkey */
+	uint64_t iova; /* first address work requests may name */
+	uint64_t length;
+	uint64_t addr; /* where iova is in the owner's address space */
+	uint32_t access; /* enum ibv_access_flags */
+	uint32_t windows; /* memory windows bound to it */
+	bool guarded; /* its pages are registered with the client's uffd */
+	bool unmapped; /* the client unmapped or moved it: unusable */
+};
+
+/*
+ * A memory window: an rkey for part of an MR, with rights of its own.  Its
+ * key has RN_MW_KEY_BIT set, so that one key space serves MRs and windows.
+ * Type 1 windows are bound by any QP of their PD; a type 2 window belongs,
+ * while bound, to the QP that bound it.
+ */
+struct rn_mw {
+	struct rn_client *client;
+	struct rn_pd *pd;
+	uint32_t handle;
+	uint32_t key;
+	uint8_t type; /* enum ibv_mw_type */
+	struct rn_mr *mr; /* bound to, or NULL */
+	uint32_t qpn; /* type 2: the QP that bound it */
+	uint64_t addr; /* first address of the window (the MR's iova space) */
+	uint64_t length;
+	uint32_t access; /* remote rights of the window */
+};
+
+#define RN_MW_KEY_BIT 0x80000000u
+
+/* An address handle: where a UD send goes. */
+struct rn_ah {
+	struct rn_client *client;
+	struct rn_pd *pd;
+	uint32_t handle;
+	struct rn_ah_attr attr;
+};
+
+/* An XRC domain: device-wide, since processes share one (xrcd.c). */
+struct rn_xrcd {
+	uint32_t id; /* index in dev->xrcds */
+	uint32_t opens; /* by contexts */
+	uint32_t users; /* XRC SRQs and XRC_RECV QPs in it */
+	bool named; /* by the inode below, else private to one opener */
+	dev_t file_dev;
+	ino_t file_ino;
+};
+
+struct rn_cq {
+	struct rn_client *client;
+	uint32_t handle;
+	uint64_t user_handle;
+	uint32_t refs; /* QPs completing into it */
+	void *mem;
+	size_t mem_size;
+	struct rn_cq_ctrl *ctrl;
+	struct rn_cqe *ring;
+	uint32_t entries; /* power of two */
+	uint32_t log2_entries;
+	uint32_t prod; /* CQEs written */
+	bool overrun; /* the CQ is in error and takes no more CQEs */
+
+	/* Notifications (notify.c) */
+	int channel_fd; /* write end of the completion channel, or -1 */
+	uint32_t notified_prod; /* prod when the last notification fired */
+	uint32_t last_err_end; /* prod just after the latest error CQE */
+	uint32_t last_sol_end; /* prod after the latest solicited or error CQE */
+	bool have_err;
+	bool have_sol;
+	uint32_t events_written; /* events delivered to the channel */
+	bool deferred; /* a notification waits for the previous one */
+};
+
+/* A send WQE copied out of the ring and validated. */
+struct rn_wqe {
+	uint64_t wr_id;
+	uint8_t opcode;
+	uint8_t flags;
+	uint8_t num_sge;
+	uint8_t nslots;
+	uint32_t imm_data; /* network byte order; SEND_INV, LOCAL_INV: a key */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t inline_len;
+	union { /* as in struct rn_send_wqe */
+		struct {
+			uint64_t compare_add;
+			uint64_t swap;
+		};
+		struct {
+			uint64_t length;
+			uint32_t lkey;
+			uint32_t access;
+		} bind;
+	};
+	struct rn_wqe_dest dest; /* UD, XRC_SEND */
+	union {
+		struct rn_sge sge[RN_MAX_SGE];
+		uint8_t inline_data[RN_MAX_INLINE];
+	};
+};
+
+/* A receive WQE copied out of the ring and validated. */
+struct rn_rwqe {
+	uint64_t wr_id;
+	uint8_t num_sge;
+	uint8_t nslots;
+	struct rn_sge sge[RN_MAX_SGE];
+};
+
+/*
+ * A receive queue: a QP's own, or an SRQ's.  The ring and the counters
+ * live in memory shared with the provider; head and wr_cons are the
+ * private progress the shared counters are compared to.
+ */
+struct rn_rq {
+	uint8_t *ring;
+	uint32_t slots; /* power of two, or 0: no queue */
+	uint32_t wqe_slots; /* the largest receive WQE */
+	uint32_t max_sge;
+	uint32_t head; /* slot counter of the next receive WQE */
+	uint32_t wr_cons; /* WRs consumed */
+	uint32_t *prod; /* the provider's slot counter */
+	uint32_t *shared_cons; /* where head is published */
+	uint32_t *shared_wr_cons; /* where wr_cons is published */
+};
+
+struct rn_srq {
+	struct rn_client *client;
+	uint32_t handle;
+	uint32_t srqn; /* device-wide: what XRC senders name */
+	uint64_t user_handle;
+	uint8_t type; /* enum ibv_srq_type */
+	struct rn_pd *pd;
+	struct rn_cq *cq; /* XRC: where its receives complete */
+	struct rn_xrcd *xrcd; /* XRC */
+	uint32_t refs; /* QPs attached */
+	void *mem;
+	size_t mem_size;
+	struct rn_srq_ctrl *ctrl;
+	struct rn_rq rq;
+	uint32_t max_wr;
+	uint32_t limit; /* the limit event is armed while nonzero */
+};
+
+/* A context holding an XRC_RECV QP: its creator, or one that opened it. */
+struct rn_qp_opener {
+	struct rn_client *client;
+	uint32_t handle;
+	uint64_t user_handle;
+};
+
+struct rn_qp {
+	struct rn_client *client; /* XRC_RECV: one of its openers */
+	uint32_t handle; /* index in the client's QP table and doorbells */
+	uint32_t qpn;
+	uint64_t user_handle;
+	uint8_t qp_type; /* enum ibv_qp_type */
+	struct rn_pd *pd; /* NULL for XRC_RECV */
+	struct rn_cq *send_cq; /* NULL without a send queue */
+	struct rn_cq *recv_cq; /* NULL without receives of its own */
+	struct rn_srq *srq; /* where its receive WQEs come from, if shared */
+	struct rn_xrcd *xrcd; /* XRC_RECV */
+	bool sq_sig_all;
+	bool has_dest; /* its send WQEs carry a struct rn_wqe_dest */
+	struct rn_qp_cap cap;
+	struct rn_qp_attr attr; /* attr.qp_state is the authoritative state */
+	int sgid; /* the GID entry its address vector names (held), or -1 */
+
+	void *mem;
+	size_t mem_size;
+	struct rn_qp_ctrl *ctrl;
+	uint8_t *sq;
+	uint32_t sq_slots; /* 0: no send queue */
+	uint32_t sq_wqe_slots; /* largest send WQE the caps allow */
+	struct rn_rq rq; /* its own receive queue (rq.slots 0: none) */
+
+	/* Private progress; shared counters are only ever compared to these. */
+	uint64_t sq_prod; /* the chain's end, from the last valid doorbell */
+	uint64_t sq_head; /* next WQE to execute; slots before it are retired */
+	uint32_t sq_wr_cons; /* WRs retired */
+
+	/* XRC_RECV: the contexts holding it (the QP goes with the last). */
+	struct rn_qp_opener *openers;
+	uint32_t nopeners;
+
+	/* Requester waiting for an RNR timer or an ACK timeout: armed (at
+	 * UINT64_MAX for an ACK timeout of 0, which never expires).
+	 */
+	struct rn_timer wait_timer;
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	bool wqe_started; /* retry counters belong to the WQE at sq_head */
+
+	bool comm_est; /* IBV_EVENT_COMM_EST sent for this connection */
+	bool sqd_notify; /* in SQD: IBV_EVENT_SQ_DRAINED once nothing is in flight */
+	struct rn_wire_qp *wire; /* its transport state, when on the wire */
+
+	bool active; /* on dev->active: may have SQ work */
+	struct rn_list active_link;
+};
+
+struct rn_client {
+	struct rn_device *dev;
+	struct rn_list link;
+	struct rn_watch watch; /* control socket */
+	struct rn_watch wake_watch; /* wake-up eventfd */
+	struct rn_watch guard_watch; /* uffd */
+	struct rn_watch exit_watch; /* pidfd */
+	int fd; /* control socket, or -1 for a kernel context */
+	uint32_t kctx; /* the kernel's context id (kdev.c), or 0 */
+	pid_t pid; /* of the opener: see process.c before trusting it */
+	uid_t uid;
+	int pidfd; /* the process, from OPEN on (process.c), or -1 */
+	int mem_fd; /* its address space: /proc/PID/mem, or -1 */
+	bool opened; /* OPEN succeeded */
+	bool confirmed; /* the pidfd is known to name the client (process.c) */
+	int async_fd; /* write end of the context's async event pipe */
+	int wake_fd;
+	int uffd; /* userfaultfd of its address space, or -1: see guard.c */
+	struct rn_dev_page *dev_page;
+	struct rn_table pds;
+	struct rn_table mrs;
+	struct rn_table mws;
+	struct rn_table cqs;
+	struct rn_table qps;
+	struct rn_table ahs;
+	struct rn_table srqs;
+	struct rn_table xrcds; /* the domains it opened (struct rn_xrcd) */
+	uint64_t shared_bytes; /* rings and device page, see rn_charge */
+	uint32_t channels; /* completion channels ringnicd holds for it */
+};
+
+/*
+ * What one client may hold.  QPs and CQs are bounded by the device page's
+ * doorbell bitmaps (RN_CTX_MAX_QP/CQ); shared memory and descriptors here.
+ */
+#define RN_CLIENT_MAX_PD 4096
+#define RN_CLIENT_MAX_MR 65536
+#define RN_CLIENT_MAX_MW 65536
+#define RN_CLIENT_MAX_AH 65536
+#define RN_CLIENT_MAX_SRQ 4096
+#define RN_CLIENT_MAX_XRCD 64
+#define RN_CLIENT_MAX_CHANNELS 64
+#define RN_CLIENT_MEM_MAX (256ull << 20)
+/* Descriptors a client may make ringnicd hold: socket, async, wake-up,
+ * userfaultfd, pidfd, address space and its channels. */
+#define RN_CLIENT_FDS (6 + RN_CLIENT_MAX_CHANNELS)
+
+
+/*
+ * What netdev.c sees of the interface the port is bound to: its identity,
+ * link, MTU, and its addresses (those --address allows) as GIDs.
+ */
+struct rn_link {
+	int ifindex; /* 0: no such interface (now) */
+	char ifname[IF_NAMESIZE];
+	bool running; /* up and running (carrier, or lo up) */
+	uint32_t mtu;
+	uint32_t naddrs;
+	union ibv_gid addrs[RN_GID_TABLE_LEN];
+};
+
+/*
+ * Port 1 (port.c): bound to one network device, as rxe's port is.  The
+ * interface's addresses are the GIDs, its link the port state, its MTU the
+ * active MTU.  netdev.c keeps the binding current; the transport reads it.
+ */
+struct rn_port {
+	int ifindex; /* 0: the interface is gone, the port is down */
+	char ifname[IF_NAMESIZE];
+	bool link_up; /* the port is ACTIVE */
+	uint32_t netdev_mtu; /* bytes, IP packets */
+	enum ibv_mtu active_mtu; /* the largest IB MTU netdev_mtu carries */
+	/*
+	 * GID table, as the kernel's GID cache keeps it: an entry keeps its
+	 * index while its address exists; an entry whose address went away
+	 * reads as all zeros, and is free again once no QP or AH names it.
+	 */
+	union ibv_gid gids[RN_GID_TABLE_LEN]; /* all zeros: no address */
+	uint32_t gid_users[RN_GID_TABLE_LEN]; /* QPs and AHs naming the entry */
+	uint64_t counters[RN_CNT_MAX];
+	uint64_t published[RN_CNT_MAX]; /* what the published files say */
+};
+
+_Static_assert(RN_GID_TABLE_LEN <= 32, "GID validity fits a 32-bit mask");
+
+/* What rn_port_set_link / rn_port_set_gids changed. */
+enum {
+	RN_PORT_NETDEV = 1 << 0, /* ifindex or name */
+	RN_PORT_STATE = 1 << 1,
+	RN_PORT_MTU = 1 << 2,
+	RN_PORT_GIDS = 1 << 3,
+};
+
+/* The netdev the device was asked to use (--netdev, --address). */
+#define RN_MAX_ADDRESSES RN_GID_TABLE_LEN
+struct rn_netdev_opts {
+	char ifname[IF_NAMESIZE]; /* "": the default route's interface */
+	uint32_t naddrs; /* 0: every address of the interface */
+	union ibv_gid addrs[RN_MAX_ADDRESSES];
+};
+
+struct rn_device {
+	char name[RN_NAME_MAX + 1];
+	char uverbs_name[IBV_SYSFS_NAME_MAX];
+	/* The control socket path must fit in sun_path (108 bytes): that
+	 * bounds the runtime dir, and so every path below.
+	 */
+	char runtime_dir[RN_RUNTIME_DIR_MAX];
+	char sysfs_root[RN_RUNTIME_DIR_MAX + 8];
+	char ctl_path[108];
+	char lock_path[RN_RUNTIME_DIR_MAX + IBV_SYSFS_NAME_MAX + 8];
+	char dev_node[IBV_SYSFS_NAME_MAX + 32];
+	bool published;
+	uint64_t guid; /* network byte order */
+	struct rn_device_attr attr;
+	struct rn_port port;
+
+	int epoll_fd;
+	int listen_fd;
+	int kdev_fd; /* kernel mode: RN_KDEV_PATH attached to our ib_device */
+	struct rn_watch kdev_watch;
+	int signal_fd;
+	int lock_fd;
+	bool locked; /* we hold lock_path: the name is ours in runtime_dir */
+	bool listening; /* ctl_path is our socket */
+	struct rn_watch listen_watch;
+	struct rn_watch signal_watch;
+	struct rn_netdev_opts netdev_opts;
+	struct rn_watch netlink_watch;
+	void *netlink; /* struct nl_sock * for link and address changes */
+	int netdev_timer_fd; /* kernel mode: re-reads of the kernel's GIDs */
+	struct rn_watch netdev_timer_watch;
+	uint32_t kernel_rereads; /* how many of them are still due */
+	bool stop;
+	uint64_t idle_poll_ns; /* polling after the last work, then sleep */
+
+	struct rn_list clients;
+	uint32_t nclients;
+	uint32_t max_clients; /* from the descriptor limit */
+	uint64_t shared_bytes; /* charged by all clients */
+	uint64_t max_shared_bytes;
+	uint32_t ncqs; /* device-wide counts against attr limits */
+	uint32_t npds;
+	struct rn_table mr_keys; /* key >> 8 -> struct rn_mr */
+	uint8_t *mr_tags; /* low byte of the next key at each index */
+	struct rn_table mw_keys; /* (key & ~RN_MW_KEY_BIT) >> 8 -> struct rn_mw */
+	uint8_t *mw_tags;
+	struct rn_table qpns; /* qpn & RN_QPN_INDEX_MASK -> struct rn_qp */
+	uint16_t *qpn_gens;
+	struct rn_table srqns; /* srqn -> struct rn_srq */
+	struct rn_table xrcds; /* id -> struct rn_xrcd */
+	uint32_t nahs; /* device-wide counts against attr limits */
+	uint32_t nmws;
+
+	bool local_on_wire; /* connect local QPs over the wire too */
+	struct rn_wire *wire; /* the RoCEv2 transport (wire/) */
+	struct rn_cm *cm; /* rdma_cm, userspace mode (cm/) */
+	struct rn_list active; /* QPs that may have send work */
+	struct rn_timers timers;
+	struct rn_timer counters_timer; /* the counter files are due */
+	uint64_t counters_next; /* not rewritten before then */
+	uint32_t ntimers; /* timers that exist: room reserved in 'timers' */
+	uint8_t *bounce; /* staging buffer for copies between clients */
+	struct batch *batch; /* a run of WRITEs being moved (batch.c) */
+	struct rn_stage *stage; /* the SQ slots last fetched (wqe.h) */
+	struct rn_qp *stage_qp; /* whose they are */
+};
+
+/* QPN = generation (10 bits) << 14 | table index; QPNs 0 and 1 are IB's. */
+#define RN_QPN_INDEX_BITS 14
+#define RN_QPN_INDEX_MASK ((1u << RN_QPN_INDEX_BITS) - 1)
+#define RN_QPN_GENS (1u << (24 - RN_QPN_INDEX_BITS))
+_Static_assert(RN_MAX_QP <= (1u << RN_QPN_INDEX_BITS), "QPN index bits");
+
+/*
+ * The staging buffer of a copy, and so the most bytes one batch moves.
+ * Data crosses it twice (in, out): large buffers make the system calls
+ * rare, so that a copy costs what its bytes cost.
+ */
+#define RN_BOUNCE_SIZE (1024u << 10)
+
+/* The counter files are rewritten at most this often, and at the latest
+ * this long after a counter changed.
+ */
+#define RN_COUNTERS_PERIOD_NS 100000000ull
+
+/* port.c */
+/* Counts c for the device (hw_counters) and in the QP's rn_qp_ctrl. */
+void rn_count_qp(struct rn_qp *qp, enum rn_counter c);
+void rn_port_init(struct rn_device *dev);
+enum ibv_mtu rn_port_mtu_of(uint32_t netdev_mtu);
+unsigned int rn_port_set_link(struct rn_device *dev, const struct rn_link *link);
+unsigned int rn_port_set_gids(struct rn_device *dev, const union ibv_gid *addrs,
+			      uint32_t naddrs);
+void rn_port_announce(struct rn_device *dev, unsigned int changes);
+bool rn_port_gid_valid(const struct rn_device *dev, uint32_t index);
+bool rn_port_gid_nameable(const struct rn_device *dev, uint32_t index);
+uint32_t rn_port_gid_mask(const struct rn_device *dev);
+int rn_port_gid_index(const struct rn_device *dev, const uint8_t *gid);
+int rn_port_gid_first(const struct rn_device *dev);
+void rn_port_gid_hold(struct rn_device *dev, int index);
+void rn_port_gid_put(struct rn_device *dev, int index);
+uint32_t rn_port_mtu_bytes(const struct rn_device *dev);
+void rn_port_query(const struct rn_device *dev, struct rn_port_attr *attr);
+const char *rn_counter_name(enum rn_counter c);
+
+/* netdev.c: the interface the port is bound to, through rtnetlink */
+int rn_netdev_parse_address(const char *text, union ibv_gid *gid);
+int rn_netdev_start(struct rn_device *dev);
+int rn_netdev_fd(struct rn_device *dev);
+void rn_netdev_readable(struct rn_device *dev);
+void rn_netdev_timer(struct rn_device *dev);
+void rn_netdev_stop(struct rn_device *dev);
+
+/* log.c */
+void rn_log_init(bool to_stderr, bool debug);
+bool rn_log_debug(void);
+void rn_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define rn_err(...) rn_log(3, __VA_ARGS__)
+#define rn_warn(...) rn_log(4, __VA_ARGS__)
+#define rn_info(...) rn_log(6, __VA_ARGS__)
+#define rn_dbg(...) rn_log(7, __VA_ARGS__)
+
+/* publish.c: the sysfs-style tree and the /dev node */
+int rn_counters_init(struct rn_device *dev);
+int rn_publish(struct rn_device *dev);
+void rn_unpublish(struct rn_device *dev);
+int rn_publish_port(struct rn_device *dev);
+void rn_publish_counters(struct rn_device *dev);
+
+/* control.c: the control socket */
+int rn_control_listen(struct rn_device *dev);
+void rn_control_accept(struct rn_device *dev);
+void rn_control_readable(struct rn_client *client);
+void rn_client_destroy(struct rn_client *client);
+
+/* kdev.c: kernel mode */
+bool rn_kdev_present(const char *name);
+int rn_kdev_attach(struct rn_device *dev);
+bool rn_kdev_read_gids(struct rn_device *dev);
+void rn_kdev_readable(struct rn_device *dev);
+void rn_kdev_event(struct rn_client *client, uint32_t handle, uint32_t event);
+int rn_kdev_counters(struct rn_device *dev);
+
+/* guard.c: noticing registered memory being unmapped or moved */
+int rn_guard_open(struct rn_client *client, int uffd);
+void rn_guard_close(struct rn_client *client);
+int rn_guard_mr(struct rn_mr *mr);
+void rn_unguard_mr(struct rn_mr *mr);
+void rn_guard_readable(struct rn_client *client);
+
+/* process.c: the client's process and address space */
+int rn_client_attach(struct rn_client *client);
+void rn_client_detach(struct rn_client *client);
+bool rn_client_alive(const struct rn_client *client);
+bool rn_client_mapped(const struct rn_client *client, uint64_t addr,
+		      uint64_t len, bool writable);
+bool rn_client_confirm(struct rn_client *client, pid_t sender);
+
+/* objects.c: the device, a client, its PDs, what they cost */
+int rn_device_init(struct rn_device *dev, uint64_t guid);
+void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
+		    uid_t uid);
+void rn_client_release(struct rn_client *client);
+void rn_client_objects_destroy(struct rn_client *client);
+int rn_charge(struct rn_client *client, uint64_t bytes);
+void rn_uncharge(struct rn_client *client, uint64_t bytes);
+int rn_pd_alloc(struct rn_client *client, uint32_t *handle);
+int rn_pd_dealloc(struct rn_client *client, uint32_t handle);
+void *rn_shared_alloc(size_t size, int *memfd);
+void rn_async_event(struct rn_client *client, uint32_t handle,
+		    uint64_t user_handle, uint32_t type);
+
+/* mr.c: memory regions and windows */
+int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
+	      struct rn_ctl_reg_mr_resp *resp);
+int rn_mr_rereg(struct rn_client *client, const struct rn_ctl_rereg_mr_req *req,
+		struct rn_ctl_rereg_mr_resp *resp);
+int rn_mr_dereg(struct rn_client *client, uint32_t handle);
+void rn_mr_release(struct rn_mr *mr);
+int rn_mw_alloc(struct rn_client *client, const struct rn_ctl_alloc_mw_req *req,
+		struct rn_ctl_alloc_mw_resp *resp);
+int rn_mw_dealloc(struct rn_client *client, uint32_t handle);
+void rn_mw_release(struct rn_mw *mw);
+
+/* mw.c */
+void rn_mw_unbind(struct rn_mw *mw);
+
+/* cq.c */
+int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *req,
+		 struct rn_ctl_create_cq_resp *resp, int *channel, int *memfd);
+int rn_cq_resize(struct rn_client *client, const struct rn_ctl_resize_cq_req *req,
+		 struct rn_ctl_resize_cq_resp *resp, int *memfd);
+int rn_cq_destroy(struct rn_client *client, uint32_t handle);
+void rn_cq_release(struct rn_cq *cq);
+bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe, bool solicited);
+
+/* notify.c */
+void rn_cq_note(struct rn_cq *cq, bool error, bool solicited);
+void rn_cq_ring(struct rn_cq *cq);
+
+/* ah.c */
+int rn_ah_create(struct rn_client *client, const struct rn_ctl_create_ah_req *req,
+		 struct rn_ctl_create_ah_resp *resp);
+int rn_ah_destroy(struct rn_client *client, uint32_t handle);
+
+/* srq.c */
+int rn_srq_create(struct rn_client *client, const struct rn_ctl_create_srq_req *req,
+		  struct rn_ctl_create_srq_resp *resp, int *memfd);
+int rn_srq_modify(struct rn_client *client, const struct rn_ctl_modify_srq_req *req,
+		  struct rn_ctl_modify_srq_resp *resp, int *memfd);
+int rn_srq_query(struct rn_client *client, uint32_t handle,
+		 struct rn_ctl_query_srq_resp *resp);
+int rn_srq_destroy(struct rn_client *client, uint32_t handle);
+void rn_srq_release(struct rn_srq *srq);
+
+/* xrcd.c */
+int rn_xrcd_open(struct rn_client *client, const struct rn_ctl_open_xrcd_req *req,
+		 int fd, struct rn_ctl_open_xrcd_resp *resp);
+int rn_xrcd_close(struct rn_client *client, uint32_t handle);
+void rn_xrcd_release(struct rn_client *client, uint32_t handle);
+struct rn_xrcd *rn_xrcd_of(struct rn_client *client, uint32_t handle);
+void rn_xrcd_get(struct rn_xrcd *x);
+void rn_xrcd_put(struct rn_device *dev, struct rn_xrcd *x);
+
+/* qp.c */
+int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *req,
+		 struct rn_ctl_create_qp_resp *resp, int *memfd);
+int rn_qp_open(struct rn_client *client, const struct rn_ctl_open_qp_req *req,
+	       struct rn_ctl_open_qp_resp *resp);
+int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *req);
+int rn_qp_query(struct rn_client *client, uint32_t handle,
+		struct rn_ctl_query_qp_resp *resp);
+int rn_qp_destroy(struct rn_client *client, uint32_t handle);
+void rn_qp_release(struct rn_client *client, uint32_t handle);
+struct rn_qp *rn_qp_by_qpn(struct rn_device *dev, uint32_t qpn);
+void rn_qp_event(struct rn_qp *qp, enum ibv_event_type event);
+void rn_qp_sq_drain_check(struct rn_qp *qp);
+void rn_qp_set_state(struct rn_qp *qp, enum ibv_qp_state state);
+void rn_qp_to_error(struct rn_qp *qp);
+void rn_qp_fatal(struct rn_qp *qp, enum ibv_event_type event);
+void rn_qp_send_failed(struct rn_qp *qp);
+
+/* wire/: the RoCEv2 transport (wire/wire.h) */
+int rn_wire_init(struct rn_device *dev);
+void rn_wire_addresses_changed(struct rn_device *dev);
+void rn_wire_close(struct rn_device *dev);
+bool rn_wire_receive(struct rn_device *dev);
+void rn_wire_readable(struct rn_device *dev, void *sock);
+bool rn_wire_reply(struct rn_device *dev, uint64_t now);
+bool rn_wire_pending(const struct rn_device *dev);
+void rn_wire_flush(struct rn_device *dev);
+int rn_wire_qp_connect(struct rn_qp *qp);
+void rn_wire_qp_start(struct rn_qp *qp);
+bool rn_wire_qp_in_flight(const struct rn_qp *qp);
+void rn_wire_qp_stop(struct rn_qp *qp, bool responder_too);
+void rn_wire_qp_free(struct rn_qp *qp);
+bool rn_wire_qp_busy(const struct rn_qp *qp);
+bool rn_wire_qp_run(struct rn_qp *qp, uint64_t now, unsigned int budget);
+
+/* engine.c */
+int rn_engine_init(struct rn_device *dev);
+bool rn_engine_pass(struct rn_device *dev, uint64_t now_ns);
+void rn_engine_doorbell(struct rn_qp *qp);
+void rn_engine_schedule(struct rn_qp *qp);
+void rn_engine_unschedule(struct rn_qp *qp);
+int rn_engine_qp_add(struct rn_qp *qp);
+void rn_engine_qp_remove(struct rn_qp *qp);
+void rn_engine_wait(struct rn_qp *qp, uint64_t until);
+void rn_engine_cancel_wait(struct rn_qp *qp);
+void rn_engine_flush(struct rn_qp *qp);
+void rn_engine_drain(struct rn_qp *qp);
+uint64_t rn_engine_next_timer(struct rn_device *dev);
+bool rn_engine_sleep_prepare(struct rn_device *dev);
+void rn_engine_wake(struct rn_device *dev);
+
+uint64_t rn_now_ns(void);
+
+/* sq.c */
+void rn_sq_forget(struct rn_qp *qp);
+
+#endif

@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ringnicd [--name NAME] [--runtime-dir DIR] [--netdev IF] [--address ADDR]...
+ *          [--foreground] [--no-realtime] [--poll-us N] [--local-on-wire]
+ *          [--debug]
+ *
+ * Binds the device's port to a network interface (netdev.c), publishes the
+ * device (or, when ringnic.ko registered one of that name, attaches to it:
+ * kernel mode, see kdev.c), then runs one loop that serves control requests
+ * and executes work.  The loop polls while there is work and for a short while
+ * after; then it announces that it sleeps and blocks in epoll until a client
+ * rings (eventfd), a control message arrives or a retry timer expires.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/ringnicd.h"
+#include "cm/cm.h"
+
+/*
+ * How long the loop keeps polling after the last piece of work, by
+ * default.  Polling pays only with a core to spare: on a machine of two,
+ * where the applications poll too, a device that sleeps at once answers
+ * faster (ib_write_lat 8 B: 5-7 us typical polling 2 us, 9 us polling 10
+ * us, 29 us polling 50 us, measured here).
+ */
+#define RN_IDLE_POLL_SMALL_NS 2000ull
+#define RN_IDLE_POLL_NS 50000ull
+
+/* Busy passes between two looks at the control sockets. */
+#define RN_CONTROL_EVERY 64
+/* Busy passes between two updates of the published counters. */
+#define RN_COUNTERS_EVERY 65536
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ringnicd [--name NAME] [--runtime-dir DIR] [--netdev IF] [--address ADDR]...\n"
+		"                [--foreground] [--no-realtime] [--poll-us N] [--local-on-wire]\n"
+		"                [--debug]\n"
+		"  --name NAME        device name (default ringnic0)\n"
+		"  --runtime-dir DIR  where the device is published (default: $RINGNIC_RUNTIME_DIR,\n"
+		"                     else /run/ringnic for root, $XDG_RUNTIME_DIR/ringnic or\n"
+		"                     /tmp/ringnic-UID otherwise)\n"
+		"  --netdev IF        the network interface of port 1: its addresses are the\n"
+		"                     GIDs, its link the port state, its MTU the active MTU\n"
+		"                     (default: the interface of the default route, else lo)\n"
+		"  --address ADDR     only this IPv4 or IPv6 address of IF is a GID (repeatable)\n"
+		"  --foreground       stay in the foreground and log to stderr\n"
+		"  --no-realtime      do not ask for SCHED_FIFO priority\n"
+		"  --poll-us N        poll N microseconds after the last work before\n"
+		"                     sleeping (default: 2 on 2 cores or fewer, else 50)\n"
+		"  --local-on-wire    connect QPs of this device to each other over\n"
+		"                     RoCEv2 too, not through memory (for testing)\n"
+		"  --debug            log debug messages\n");
+}
+
+/* The runtime dir, absolute: the option, or the default ringnic-run uses. */
+static int set_runtime_dir(struct rn_device *dev, const char *opt)
+{
+	const char *env = getenv("RINGNIC_RUNTIME_DIR");
+	char path[PATH_MAX], cwd[PATH_MAX];
+	int n;
+
+	if (opt)
+		n = snprintf(path, sizeof(path), "%s", opt);
+	else if (env && *env)
+		n = snprintf(path, sizeof(path), "%s", env);
+	else if (!getuid())
+		n = snprintf(path, sizeof(path), "/run/ringnic");
+	else if ((env = getenv("XDG_RUNTIME_DIR")) && *env)
+		n = snprintf(path, sizeof(path), "%s/ringnic", env);
+	else
+		n = snprintf(path, sizeof(path), "/tmp/ringnic-%u",
+			     (unsigned)getuid());
+	if (n < 0 || n >= (int)sizeof(path))
+		return ENAMETOOLONG;
+	if (path[0] == '/')
+		n = snprintf(dev->runtime_dir, sizeof(dev->runtime_dir), "%s", path);
+	else if (getcwd(cwd, sizeof(cwd)))
+		n = snprintf(dev->runtime_dir, sizeof(dev->runtime_dir), "%s/%s",
+			     cwd, path);
+	else
+		return errno;
+	return n < 0 || n >= (int)sizeof(dev->runtime_dir) ? ENAMETOOLONG : 0;
+}
+
+static bool valid_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > RN_NAME_MAX)
+		return false;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+}
+
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h;
+}
+
+static void device_identity(struct rn_device *dev)
+{
+	char host[256] = "";
+	uint64_t h;
+
+	gethostname(host, sizeof(host) - 1);
+	h = fnv1a(0xcbf29ce484222325ull, dev->runtime_dir);
+	snprintf(dev->uverbs_name, sizeof(dev->uverbs_name), "ringnic_%s_%08x",
+		 dev->name, (unsigned)(h ^ h >> 32));
+	h = fnv1a(fnv1a(h, host), dev->name);
+	/* A locally administered EUI-64. */
+	h = (h & ~(0xffull << 56)) | (0x02ull << 56);
+	dev->guid = htobe64(h);
+}
+
+/* NAME.pid in the runtime dir, for whoever has to stop us. */
+static void write_pidfile(struct rn_device *dev)
+{
+	char path[sizeof(dev->lock_path)];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.pid", dev->runtime_dir, dev->name);
+	f = fopen(path, "we");
+	if (f) {
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+	}
+}
+
+static void remove_pidfile(struct rn_device *dev)
+{
+	char path[sizeof(dev->lock_path)];
+
+	snprintf(path, sizeof(path), "%s/%s.pid", dev->runtime_dir, dev->name);
+	unlink(path);
+}
+
+/*
+ * A NIC answers at interrupt priority; applications that poll their CQs
+ * would otherwise keep a woken device off the CPU until the next
+ * scheduler tick (milliseconds) on a machine with few cores.  The device
+ * only ever runs for work the applications gave it, and sleeps when idle.
+ */
+static void go_realtime(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
+		rn_info("no realtime priority (%s): latency may suffer when "
+			"applications poll on every core\n", strerror(errno));
+}
+
+/*
+ * ringnic-run tells a live device by trying its lock (flock -n), which
+ * holds it for a moment: a start that meets such a probe tries again for
+ * a while before it takes the device for a running one.
+ */
+#define RN_LOCK_TRIES 50
+#define RN_LOCK_RETRY_US 10000
+
+static int take_lock(struct rn_device *dev)
+{
+	int tries;
+
+	if (snprintf(dev->lock_path, sizeof(dev->lock_path), "%s/%s.lock",
+		     dev->runtime_dir, dev->name) >= (int)sizeof(dev->lock_path))
+		return ENAMETOOLONG;
+	dev->lock_fd = open(dev->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (dev->lock_fd < 0)
+		return errno;
+	for (tries = 1; flock(dev->lock_fd, LOCK_EX | LOCK_NB); tries++) {
+		if (errno != EWOULDBLOCK)
+			return errno;
+		if (tries == RN_LOCK_TRIES)
+			return EEXIST;
+		usleep(RN_LOCK_RETRY_US);
+	}
+	dev->locked = true;
+	return 0;
+}
+
+static int watch_fd(struct rn_device *dev, int fd, struct rn_watch *w,
+		    enum rn_watch_kind kind)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+
+	*w = (struct rn_watch){ kind, dev };
+	return epoll_ctl(dev->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? errno : 0;
+}
+
+/*
+ * Limits that keep clients, all together, from exhausting ringnicd:
+ * descriptors (raised to the hard limit, then divided among the clients)
+ * and shared memory (half of the machine's).
+ */
+static void set_limits(struct rn_device *dev)
+{
+	struct rlimit nofile;
+	uint64_t fds = 1024;
+
+	if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
+		nofile.rlim_cur = nofile.rlim_max;
+		if (!setrlimit(RLIMIT_NOFILE, &nofile))
+			fds = nofile.rlim_cur;
+	}
+	dev->max_clients = fds > 64 + RN_CLIENT_FDS ?
+				   (fds - 64) / RN_CLIENT_FDS : 1;
+	if (dev->max_clients > 4096)
+		dev->max_clients = 4096;
+	dev->max_shared_bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) *
+				sysconf(_SC_PAGESIZE) / 2;
+}
+
+static int setup(struct rn_device *dev)
+{
+	sigset_t mask;
+	int ret;
+
+	ret = mkdir(dev->runtime_dir, 0755) && errno != EEXIST ? errno : 0;
+	if (ret) {
+		rn_err("cannot create %s: %s\n", dev->runtime_dir, strerror(ret));
+		return ret;
+	}
+	ret = take_lock(dev);
+	if (ret) {
+		rn_err(ret == EEXIST ? "%s is already running in %s\n" :
+				       "cannot lock %s in %s\n",
+		       dev->name, dev->runtime_dir);
+		return ret;
+	}
+	if (snprintf(dev->sysfs_root, sizeof(dev->sysfs_root), "%s/sys",
+		     dev->runtime_dir) >= (int)sizeof(dev->sysfs_root) ||
+	    snprintf(dev->ctl_path, sizeof(dev->ctl_path), "%s/%s.sock",
+		     dev->runtime_dir, dev->name) >= (int)sizeof(dev->ctl_path)) {
+		rn_err("runtime dir path too long\n");
+		return ENAMETOOLONG;
+	}
+
+	dev->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (dev->epoll_fd < 0)
+		return errno;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	dev->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (dev->signal_fd < 0)
+		return errno;
+	ret = watch_fd(dev, dev->signal_fd, &dev->signal_watch, RN_WATCH_SIGNAL);
+	if (ret)
+		return ret;
+
+	/* Kernel mode when ringnic.ko registered a device of our name: the
+	 * kernel publishes it and relays its applications' requests.
+	 */
+	if (rn_kdev_present(dev->name)) {
+		ret = rn_kdev_attach(dev);
+		if (ret) {
+			rn_err("cannot attach to the kernel device %s: %s\n",
+			       dev->name, strerror(ret));
+			return ret;
+		}
+	}
+	if (rn_device_init(dev, dev->guid) || rn_counters_init(dev))
+		return ENOMEM;
+	set_limits(dev);
+	ret = rn_netdev_start(dev);
+	if (!ret)
+		ret = watch_fd(dev, rn_netdev_fd(dev), &dev->netlink_watch,
+			       RN_WATCH_NETLINK);
+	if (!ret && dev->netdev_timer_fd >= 0)
+		ret = watch_fd(dev, dev->netdev_timer_fd,
+			       &dev->netdev_timer_watch, RN_WATCH_NETDEV_TIMER);
+	if (ret)
+		return ret;
+	if (dev->kdev_fd >= 0)
+		return watch_fd(dev, dev->kdev_fd, &dev->kdev_watch, RN_WATCH_KDEV);
+
+	ret = rn_control_listen(dev);
+	if (ret) {
+		rn_err("cannot listen on %s: %s\n", dev->ctl_path, strerror(ret));
+		return ret;
+	}
+	ret = rn_cm_listen(dev);
+	if (ret) {
+		rn_err("cannot serve rdma_cm: %s\n", strerror(ret));
+		return ret;
+	}
+	return rn_publish(dev);
+}
+
+static void teardown(struct rn_device *dev)
+{
+	struct rn_list *pos, *tmp;
+
+	/* Empty, or not even made when setup stopped before the device
+	 * existed (another ringnicd holds the name).
+	 */
+	if (dev->clients.next)
+		rn_list_for_each_safe(pos, tmp, &dev->clients)
+			rn_client_destroy(rn_container_of(pos, struct rn_client,
+							  link));
+	if (dev->kdev_fd >= 0)
+		close(dev->kdev_fd); /* detaches: its contexts become dead */
+	if (dev->published)
+		rn_unpublish(dev);
+	rn_cm_close(dev); /* its last REJs and DREQs go out on the wire */
+	rn_wire_close(dev);
+	rn_netdev_stop(dev);
+	if (dev->listening)
+		unlink(dev->ctl_path);
+	if (dev->locked) {
+		remove_pidfile(dev);
+		unlink(dev->lock_path);
+		close(dev->lock_fd);
+		rmdir(dev->runtime_dir);
+	}
+}
+
+static void on_signal(struct rn_device *dev)
+{
+	struct signalfd_siginfo si;
+
+	while (read(dev->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		rn_info("signal %u: stopping %s\n", si.ssi_signo, dev->name);
+		dev->stop = true;
+	}
+}
+
+/* Handle what epoll reports; timeout_ns 0 polls, UINT64_MAX blocks. */
+static void service(struct rn_device *dev, uint64_t timeout_ns)
+{
+	struct epoll_event ev[32];
+	struct timespec ts, *tsp = NULL;
+	int i, n;
+
+	if (timeout_ns != UINT64_MAX) {
+		ts.tv_sec = timeout_ns / 1000000000ull;
+		ts.tv_nsec = timeout_ns % 1000000000ull;
+		tsp = &ts;
+	}
+	n = epoll_pwait2(dev->epoll_fd, ev, 32, tsp, NULL);
+	for (i = 0; i < n; i++) {
+		struct rn_watch *w = ev[i].data.ptr;
+		uint64_t count;
+
+		switch (w->kind) {
+		case RN_WATCH_LISTEN:
+			rn_control_accept(dev);
+			break;
+		case RN_WATCH_SIGNAL:
+			on_signal(dev);
+			break;
+		case RN_WATCH_CLIENT:
+			rn_control_readable(w->obj);
+			/* The client may be gone: later events of this batch
+			 * could point at it, so take them on the next call.
+			 */
+			return;
+		case RN_WATCH_WAKE:
+			if (read(((struct rn_client *)w->obj)->wake_fd, &count,
+				 sizeof(count)) < 0)
+				count = 0;
+			break;
+		case RN_WATCH_NETLINK:
+			rn_netdev_readable(dev);
+			break;
+		case RN_WATCH_NETDEV_TIMER:
+			rn_netdev_timer(dev);
+			break;
+		case RN_WATCH_GUARD:
+			rn_guard_readable(w->obj);
+			break;
+		case RN_WATCH_KDEV:
+			/* A context closed by the kernel frees its client,
+			 * whose exit or wake-up watch may be later in this
+			 * batch (a process that exits does both at once).
+			 */
+			rn_kdev_readable(w->obj);
+			return;
+		case RN_WATCH_WIRE:
+			rn_wire_readable(dev, w->obj);
+			break;
+		case RN_WATCH_CM_LISTEN:
+			rn_cm_accept(w->obj);
+			break;
+		case RN_WATCH_CM_CHANNEL:
+			/* May close the channel: as for a client. */
+			rn_cm_readable(w->obj);
+			return;
+		case RN_WATCH_EXIT:
+			/* Gone with its process, whoever still holds its
+			 * socket or uverbs file: as for a hang-up, take the
+			 * rest of the batch on the next call.
+			 */
+			rn_client_destroy(w->obj);
+			return;
+		}
+	}
+}
+
+static void run(struct rn_device *dev)
+{
+	uint64_t idle_since = 0, passes = 0;
+
+	while (!dev->stop) {
+		uint64_t now = rn_now_ns(), next;
+
+		if (rn_engine_pass(dev, now)) {
+			idle_since = 0;
+			if (++passes % RN_CONTROL_EVERY == 0)
+				service(dev, 0);
+			if (passes % RN_COUNTERS_EVERY == 0)
+				rn_publish_counters(dev);
+			continue;
+		}
+		if (!idle_since)
+			idle_since = now;
+		if (now - idle_since < dev->idle_poll_ns) {
+			if (++passes % RN_CONTROL_EVERY == 0)
+				service(dev, 0);
+			sched_yield();
+			continue;
+		}
+		/* Before the next timer is read: a change within the rewrite
+		 * period arms the counters' timer, which the sleep must see.
+		 */
+		rn_publish_counters(dev);
+		next = rn_engine_next_timer(dev);
+		if (next <= now) {
+			service(dev, 0);
+			continue;
+		}
+		if (!rn_engine_sleep_prepare(dev))
+			continue;
+		service(dev, next == UINT64_MAX ? UINT64_MAX : next - now);
+		rn_engine_wake(dev);
+		idle_since = 0;
+	}
+}
+
+/* Fork into the background; the parent exits once the device is up. */
+static int daemonize(int *ready_fd)
+{
+	int p[2];
+	char status = 1;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0) {
+		close(p[1]);
+		if (read(p[0], &status, 1) != 1)
+			status = 1;
+		_exit(status);
+	}
+	close(p[0]);
+	setsid();
+	if (chdir("/"))
+		return -1;
+	*ready_fd = p[1];
+	return 0;
+}
+
+/*
+ * Tell a waiting parent how startup went.  Until then errors went to
+ * stderr, where whoever started us sees them; from now on to syslog.
+ */
+static void report_ready(int *ready_fd, char status)
+{
+	int null;
+
+	if (*ready_fd < 0)
+		return;
+	if (write(*ready_fd, &status, 1) != 1)
+		rn_warn("cannot notify the parent\n");
+	close(*ready_fd);
+	*ready_fd = -1;
+	if (status)
+		return;
+	rn_log_init(false, rn_log_debug());
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		close(null);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "runtime-dir", required_argument, NULL, 'r' },
+		{ "netdev", required_argument, NULL, 'i' },
+		{ "address", required_argument, NULL, 'a' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "no-realtime", no_argument, NULL, 'R' },
+		{ "poll-us", required_argument, NULL, 'p' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "local-on-wire", no_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	static struct rn_device dev;
+	struct rn_netdev_opts *netdev = &dev.netdev_opts;
+	const char *runtime_dir = NULL;
+	bool foreground = false, debug = false, realtime = true, poll_set = false;
+	int c, ret, ready_fd = -1;
+
+	snprintf(dev.name, sizeof(dev.name), "ringnic0");
+	dev.kdev_fd = -1;
+	dev.netdev_timer_fd = -1;
+	while ((c = getopt_long(argc, argv, "n:r:i:a:fRp:dLhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			snprintf(dev.name, sizeof(dev.name), "%s", optarg);
+			break;
+		case 'r':
+			runtime_dir = optarg;
+			break;
+		case 'i':
+			if (!*optarg || strlen(optarg) >= IF_NAMESIZE) {
+				fprintf(stderr, "ringnicd: --netdev %s: not an "
+						"interface name\n", optarg);
+				return 2;
+			}
+			snprintf(netdev->ifname, sizeof(netdev->ifname), "%s",
+				 optarg);
+			break;
+		case 'a':
+			if (netdev->naddrs == RN_MAX_ADDRESSES ||
+			    rn_netdev_parse_address(optarg,
+						    &netdev->addrs[netdev->naddrs])) {
+				fprintf(stderr, "ringnicd: --address %s: %s\n", optarg,
+					netdev->naddrs == RN_MAX_ADDRESSES ?
+						"too many addresses" :
+						"not an IPv4 or IPv6 address");
+				return 2;
+			}
+			netdev->naddrs++;
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'R':
+			realtime = false;
+			break;
+		case 'p': {
+			char *end;
+			unsigned long us = strtoul(optarg, &end, 10);
+
+			if (*end || end == optarg || us > 1000000) {
+				usage(stderr);
+				return 2;
+			}
+			dev.idle_poll_ns = us * 1000;
+			poll_set = true;
+			break;
+		}
+		case 'd':
+			debug = true;
+			break;
+		case 'L':
+			dev.local_on_wire = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("ringnicd %s\n", RN_FW_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || !valid_name(dev.name)) {
+		usage(stderr);
+		return 2;
+	}
+	if (set_runtime_dir(&dev, runtime_dir)) {
+		fprintf(stderr, "ringnicd: the runtime dir path must be shorter "
+				"than %d bytes\n", RN_RUNTIME_DIR_MAX);
+		return 2;
+	}
+
+	rn_log_init(true, debug);
+	if (!foreground && daemonize(&ready_fd)) {
+		perror("ringnicd: cannot go to the background");
+		return 1;
+	}
+	if (!poll_set)
+		dev.idle_poll_ns = sysconf(_SC_NPROCESSORS_ONLN) > 2 ?
+					   RN_IDLE_POLL_NS : RN_IDLE_POLL_SMALL_NS;
+	if (realtime)
+		go_realtime();
+	device_identity(&dev);
+	ret = setup(&dev);
+	if (ret) {
+		report_ready(&ready_fd, 1);
+		teardown(&dev);
+		return 1;
+	}
+	write_pidfile(&dev);
+	report_ready(&ready_fd, 0);
+	rn_info("%s ready in %s\n", dev.name, dev.runtime_dir);
+	run(&dev);
+	teardown(&dev);
+	return 0;
+}

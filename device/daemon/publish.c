@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The userspace stub: the sysfs-style tree libibverbs reads when SYSFS_PATH
+ * points at RUNTIME_DIR/sys, and the /dev/infiniband node it insists on
+ * opening.  The port's files (state, GIDs) are written again whenever
+ * netdev.c sees the interface change.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/ringnicd.h"
+#include "kernel-abi/ringnic-cm.h"
+
+/* The uverbs ABI version of the kernel being imitated (3..6 accepted). */
+#define RN_KERNEL_UVERBS_ABI 6
+#define RN_DEV_NODE_DIR "/dev/infiniband"
+
+static int mkdirs(const char *path)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return ENAMETOOLONG;
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return errno;
+	return 0;
+}
+
+/*
+ * Write "<value>\n" to a file below the device's tree, atomically (a reader
+ * sees the old or the new content), creating its directories.
+ */
+static int put_file(const char *dir, const char *rel, const char *fmt, ...)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], *slash;
+	va_list ap;
+	FILE *f;
+	int ret;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, rel) >= (int)sizeof(path))
+		return ENAMETOOLONG;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	/* The directories exist but for the first write: counters are
+	 * rewritten ten times a second while the device is busy.
+	 */
+	f = fopen(tmp, "we");
+	if (!f && errno == ENOENT) {
+		slash = strrchr(path, '/');
+		*slash = 0;
+		ret = mkdirs(path);
+		*slash = '/';
+		if (ret)
+			return ret;
+		f = fopen(tmp, "we");
+	}
+	if (!f)
+		return errno;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	if (fclose(f) || rename(tmp, path)) {
+		ret = errno;
+		unlink(tmp);
+		return ret;
+	}
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void rm_tree(const char *path)
+{
+	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void ibdev_dir(const struct rn_device *dev, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/class/infiniband/%s", dev->sysfs_root, dev->name);
+}
+
+static void uverbs_dir(const struct rn_device *dev, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/class/infiniband_verbs/%s", dev->sysfs_root,
+		 dev->uverbs_name);
+}
+
+/* ---- the port ------------------------------------------------------------ */
+
+/*
+ * The port's state and GID table as the kernel shows a RoCE port's: an
+ * empty entry reads as the zero GID and has no ndev; every entry is of
+ * type RoCE v2.
+ */
+int rn_publish_port(struct rn_device *dev)
+{
+	const struct rn_port *p = &dev->port;
+	char dir[PATH_MAX], rel[64], path[PATH_MAX + 64];
+	int i, ret;
+
+	ibdev_dir(dev, dir, sizeof(dir));
+	ret = put_file(dir, "ports/1/state", p->link_up ? "4: ACTIVE" : "1: DOWN");
+	if (!ret)
+		ret = put_file(dir, "ports/1/phys_state",
+			       p->link_up ? "5: LinkUp" : "3: Disabled");
+	for (i = 0; i < RN_GID_TABLE_LEN && !ret; i++) {
+		const uint8_t *g = p->gids[i].raw;
+
+		snprintf(rel, sizeof(rel), "ports/1/gids/%d", i);
+		ret = put_file(dir, rel,
+			       "%02x%02x:%02x%02x:%02x%02x:%02x%02x:"
+			       "%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+			       g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7],
+			       g[8], g[9], g[10], g[11], g[12], g[13], g[14],
+			       g[15]);
+		snprintf(rel, sizeof(rel), "ports/1/gid_attrs/types/%d", i);
+		if (!ret)
+			ret = put_file(dir, rel, "RoCE v2");
+		snprintf(rel, sizeof(rel), "ports/1/gid_attrs/ndevs/%d", i);
+		if (!ret && rn_port_gid_valid(dev, i)) {
+			ret = put_file(dir, rel, "%s", p->ifname);
+		} else if (!ret) {
+			snprintf(path, sizeof(path), "%s/%s", dir, rel);
+			unlink(path);
+		}
+	}
+	return ret;
+}
+
+/* ---- the tree ------------------------------------------------------------ */
+
+static int write_counter(const struct rn_device *dev, enum rn_counter c)
+{
+	char dir[PATH_MAX], rel[96];
+
+	ibdev_dir(dev, dir, sizeof(dir));
+	snprintf(rel, sizeof(rel), "ports/1/hw_counters/%s", rn_counter_name(c));
+	return put_file(dir, rel, "%llu",
+			(unsigned long long)dev->port.counters[c]);
+}
+
+/*
+ * The counters as files, like a kernel device's hw_counters, or in kernel
+ * mode to the stub, which has the device's: rewritten when they changed
+ * (the loop calls this when it goes idle, and now and then while busy).
+ */
+void rn_publish_counters(struct rn_device *dev)
+{
+	uint64_t now;
+	int c;
+
+	if ((!dev->published && dev->kdev_fd < 0) ||
+	    !memcmp(dev->port.published, dev->port.counters,
+		    sizeof(dev->port.counters)))
+		return;
+	now = rn_now_ns();
+	/* A file each costs a dozen system calls: not after every packet. */
+	if (now < dev->counters_next) {
+		rn_timer_arm(&dev->timers, &dev->counters_timer,
+			     dev->counters_next);
+		return;
+	}
+	dev->counters_next = now + RN_COUNTERS_PERIOD_NS;
+	if (dev->kdev_fd >= 0) {
+		if (!rn_kdev_counters(dev))
+			memcpy(dev->port.published, dev->port.counters,
+			       sizeof(dev->port.counters));
+		return;
+	}
+	for (c = 0; c < RN_CNT_MAX; c++) {
+		if (dev->port.published[c] == dev->port.counters[c])
+			continue;
+		if (write_counter(dev, c))
+			return;
+		dev->port.published[c] = dev->port.counters[c];
+	}
+}
+
+static void counters_due(struct rn_timer *t, uint64_t now)
+{
+	(void)now;
+	rn_publish_counters(rn_container_of(t, struct rn_device, counters_timer));
+}
+
+static int write_ibdev(struct rn_device *dev)
+{
+	uint64_t guid = be64toh(dev->attr.node_guid);
+	char dir[PATH_MAX], host[64] = "localhost";
+	int ret = 0;
+
+	ibdev_dir(dev, dir, sizeof(dir));
+	gethostname(host, sizeof(host) - 1);
+#define PUT(rel, ...) (ret = ret ? ret : put_file(dir, rel, __VA_ARGS__))
+	PUT("node_type", "1: CA");
+	PUT("node_guid", "%04x:%04x:%04x:%04x", (unsigned)(guid >> 48) & 0xffff,
+	    (unsigned)(guid >> 32) & 0xffff, (unsigned)(guid >> 16) & 0xffff,
+	    (unsigned)guid & 0xffff);
+	PUT("sys_image_guid", "%04x:%04x:%04x:%04x",
+	    (unsigned)(guid >> 48) & 0xffff, (unsigned)(guid >> 32) & 0xffff,
+	    (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff);
+	PUT("fw_ver", "%s", RN_FW_VERSION);
+	PUT("hw_rev", "%u", RN_HW_VERSION);
+	PUT("hca_type", "ringnic");
+	PUT("node_desc", "%s %s", host, dev->name);
+	PUT("device/modalias", RN_MODALIAS_PREFIX "%s", dev->name);
+	PUT(RN_SYSFS_CONTROL, "%s", dev->ctl_path);
+	PUT("ports/1/link_layer", "Ethernet");
+	PUT("ports/1/rate", "100 Gb/sec (4X EDR)");
+	PUT("ports/1/lid", "0x0");
+	PUT("ports/1/sm_lid", "0x0");
+	PUT("ports/1/lid_mask_count", "0");
+	PUT("ports/1/pkeys/0", "0x%04x", RN_DEFAULT_PKEY);
+#undef PUT
+	for (int c = 0; c < RN_CNT_MAX && !ret; c++)
+		ret = write_counter(dev, c);
+	return ret ? ret : rn_publish_port(dev);
+}
+
+static int write_uverbs(const struct rn_device *dev)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	snprintf(dir, sizeof(dir), "%s/class/infiniband_verbs", dev->sysfs_root);
+	ret = put_file(dir, "abi_version", "%d", RN_KERNEL_UVERBS_ABI);
+	uverbs_dir(dev, dir, sizeof(dir));
+	if (!ret)
+		ret = put_file(dir, "ibdev", "%s", dev->name);
+	if (!ret)
+		ret = put_file(dir, "abi_version", "%d", RN_UVERBS_ABI_VERSION);
+	/* No real char device: libibverbs checks the number only if nonzero. */
+	if (!ret)
+		ret = put_file(dir, "dev", "0:0");
+	return ret;
+}
+
+/*
+ * The node libibverbs opens as the command fd.  Nothing is ever written to
+ * it in userspace mode; /dev/full makes any attempt fail with ENOSPC.
+ */
+static int make_dev_node(struct rn_device *dev)
+{
+	int ret = mkdirs(RN_DEV_NODE_DIR);
+
+	if (ret)
+		return ret;
+	snprintf(dev->dev_node, sizeof(dev->dev_node), RN_DEV_NODE_DIR "/%s",
+		 dev->uverbs_name);
+	unlink(dev->dev_node);
+	if (symlink("/dev/full", dev->dev_node))
+		return errno;
+	return 0;
+}
+
+/* The timer that spaces the counters' updates, in either mode. */
+int rn_counters_init(struct rn_device *dev)
+{
+	rn_timer_init(&dev->counters_timer, counters_due);
+	return rn_timers_reserve(&dev->timers, ++dev->ntimers);
+}
+
+int rn_publish(struct rn_device *dev)
+{
+	/* The infiniband_verbs entry is what libibverbs looks for: it comes
+	 * last, once everything it points to exists, and goes first.
+	 */
+	int ret = write_ibdev(dev);
+
+	/* What librdmacm checks before it opens rdma_cm (cm/, the shim). */
+	if (!ret)
+		ret = put_file(dev->sysfs_root, "class/misc/rdma_cm/abi_version",
+			       "%d", RN_CM_UCMA_ABI);
+	if (!ret)
+		ret = make_dev_node(dev);
+	if (!ret)
+		ret = write_uverbs(dev);
+	if (ret) {
+		rn_err("cannot publish %s under %s: %s\n", dev->name,
+		       dev->sysfs_root, strerror(ret));
+		rn_unpublish(dev);
+		return ret;
+	}
+	dev->published = true;
+	return 0;
+}
+
+static void rmdir_chain(const char *root, const char *const *rels)
+{
+	char path[PATH_MAX + 64];
+
+	for (; *rels; rels++) {
+		snprintf(path, sizeof(path), "%s/%s", root, *rels);
+		rmdir(path);
+	}
+}
+
+void rn_unpublish(struct rn_device *dev)
+{
+	static const char *const parents[] = { "class/infiniband",
+					       "class/infiniband_verbs",
+					       "class/misc/rdma_cm",
+					       "class/misc", "class", NULL };
+	char path[PATH_MAX + 64];
+
+	uverbs_dir(dev, path, sizeof(path));
+	rm_tree(path);
+	if (dev->dev_node[0])
+		unlink(dev->dev_node);
+	ibdev_dir(dev, path, sizeof(path));
+	rm_tree(path);
+
+	/* The shared parts go with the last device of this runtime dir. */
+	snprintf(path, sizeof(path), "%s/class/infiniband", dev->sysfs_root);
+	if (!rmdir(path) || errno == ENOENT) {
+		snprintf(path, sizeof(path),
+			 "%s/class/infiniband_verbs/abi_version", dev->sysfs_root);
+		unlink(path);
+		snprintf(path, sizeof(path),
+			 "%s/class/misc/rdma_cm/abi_version", dev->sysfs_root);
+		unlink(path);
+	}
+	rmdir_chain(dev->sysfs_root, parents);
+	rmdir(dev->sysfs_root);
+	dev->published = false;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the files of the data path share:
+ *   engine.c  the scheduler: doorbells, the QPs with work, timers, sleep
+ *   sq.c      send queues: fetching WQEs, retiring and completing them
+ *   rq.c      receive queues (a QP's or an SRQ's): taking receive WQEs,
+ *             completing receives; what a request reaches at a responder
+ *   access.c  a WQE's addresses resolved against MRs and windows
+ *   mw.c      binding and invalidating memory windows
+ *   local.c   executing a WQE whose destination is a QP of this device
+ *   ud.c      UD sends: address handles, Q_Keys, the GRH
+ *   batch.c   moving a run of SENDs and WRITEs in one copy
+ *   wire/     the RoCEv2 transport, for QPs whose peer is elsewhere
+ *             (wire/wire.h)
+ */
+#ifndef RN_DATAPATH_H
+#define RN_DATAPATH_H
+
+#include "core/memory.h"
+#include "core/ringnicd.h"
+#include "engine/wqe.h"
+
+/* sq.c */
+int rn_sq_fetch_at(struct rn_qp *qp, uint64_t pos, struct rn_wqe *w);
+int rn_sq_fetch(struct rn_qp *qp, struct rn_wqe *w);
+void rn_sq_complete(struct rn_qp *qp, const struct rn_wqe *w,
+		    enum ibv_wc_status status, uint32_t byte_len);
+void rn_sq_flush(struct rn_qp *qp);
+
+/* Whose an rkey must be, and what the QP it arrives on allows. */
+struct rn_target {
+	struct rn_client *client;
+	struct rn_pd *pd;
+	uint32_t qp_access; /* the QP's qp_access_flags */
+	uint32_t qpn; /* type 2 windows must be bound through this QP */
+};
+
+/* rq.c */
+enum rn_rq_status { RN_RQ_OK, RN_RQ_EMPTY, RN_RQ_BAD };
+
+/*
+ * What a request reaches at the responder: the QP, where its receive WQEs
+ * come from and complete, whose memory they describe, and the PDs that
+ * receive buffers and rkeys are checked against.
+ */
+struct rn_responder {
+	struct rn_qp *qp; /* the receiving QP: qp_num of its CQEs */
+	struct rn_srq *srq; /* the SRQ its receives come from, or NULL */
+	struct rn_rq *rq; /* qp->rq or &srq->rq */
+	struct rn_cq *cq;
+	struct rn_client *client; /* the owner of the buffers */
+	struct rn_pd *buf_pd; /* receive buffers */
+	struct rn_target target; /* RDMA and atomics */
+};
+
+/* The responder a request for dst reaches (srqn: XRC's SRQ number). */
+bool rn_responder_of(struct rn_qp *dst, uint32_t srqn, struct rn_responder *r);
+enum rn_rq_status rn_rq_at(const struct rn_rq *rq, uint32_t pos,
+			   struct rn_rwqe *r);
+enum rn_rq_status rn_rq_next(const struct rn_rq *rq, struct rn_rwqe *r);
+
+/* A receive completion, from what the message said. */
+struct rn_recv_result {
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t byte_len;
+	uint32_t src_qp;
+	uint32_t imm_or_key; /* the immediate, or the invalidated rkey */
+	uint8_t flags; /* enum rn_cqe_flags */
+	uint8_t sl;
+	bool solicited;
+};
+
+/* Take the receive WQE r (the next one) and write its completion. */
+void rn_recv_complete(const struct rn_responder *resp, const struct rn_rwqe *r,
+		      const struct rn_recv_result *res);
+/* The same in two steps, for a message that arrives in several packets. */
+void rn_rq_consume(const struct rn_responder *resp, const struct rn_rwqe *r);
+void rn_recv_finish(const struct rn_responder *resp, const struct rn_rwqe *r,
+		    const struct rn_recv_result *res);
+/* The result of a message that carried w (its immediate, solicitation). */
+struct rn_recv_result rn_recv_result_of(const struct rn_wqe *w,
+					enum ibv_wc_opcode opcode,
+					uint32_t byte_len, uint32_t src_qp);
+void rn_rq_flush(struct rn_qp *qp);
+
+/* access.c */
+struct rn_mr *rn_mr_lookup(struct rn_device *dev, uint32_t key);
+struct rn_mw *rn_mw_lookup(struct rn_device *dev, uint32_t key);
+enum ibv_wc_status rn_sgl_resolve(struct rn_client *client, struct rn_pd *pd,
+				  const struct rn_sge *sge, unsigned int n,
+				  uint32_t access, struct rn_iovs *out);
+bool rn_remote_resolve(const struct rn_target *t, uint64_t addr, uint32_t rkey,
+		       uint64_t len, uint32_t access, struct rn_iovs *out);
+enum ibv_wc_status rn_gather(struct rn_qp *qp, const struct rn_wqe *w,
+			     struct rn_iovs *src, uint64_t *len);
+
+/* mw.c */
+enum ibv_wc_status rn_mw_bind(struct rn_qp *qp, const struct rn_wqe *w);
+enum ibv_wc_status rn_local_invalidate(struct rn_qp *qp, uint32_t rkey);
+/* SEND_WITH_INV at the responder: 0, or -1 when the key is not valid. */
+int rn_remote_invalidate(const struct rn_responder *resp, uint32_t rkey);
+
+/* local.c */
+struct rn_qp *rn_local_peer(struct rn_qp *qp);
+void rn_local_advance_psns(struct rn_qp *qp, struct rn_qp *dst, uint64_t len);
+bool rn_local_run(struct rn_qp *qp, uint64_t now, unsigned int budget);
+bool rn_qp_receiving(const struct rn_qp *qp);
+
+/* ud.c */
+#define RN_GRH_LEN 40
+
+bool rn_gid_is_ipv4(const uint8_t *gid);
+enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
+			      uint32_t *byte_len);
+
+/* The IP header a datagram had (or would have had) on the wire. */
+struct rn_ud_ip {
+	const uint8_t *sgid; /* GIDs: IPv4-mapped for IPv4 */
+	const uint8_t *dgid;
+	uint8_t tclass;
+	uint8_t hop_limit;
+	uint32_t flow_label;
+	uint16_t ip_id;
+	uint32_t udp_len; /* UDP header through ICRC */
+};
+
+/* The GRH area of a UD receive, from that header. */
+void rn_ud_grh(uint8_t *grh, const struct rn_ud_ip *h);
+
+/* Where a datagram goes at its receiver. */
+struct rn_ud_rx {
+	struct rn_responder resp;
+	struct rn_rwqe rwqe;
+	struct rn_iovs dsts;
+};
+
+/*
+ * The UD QP qpn, taking a datagram of len bytes with this Q_Key now: its
+ * receive WQE, resolved.  False when it is dropped (counted).
+ */
+bool rn_ud_receiver(struct rn_device *dev, uint32_t qpn, uint32_t qkey,
+		    uint64_t len, struct rn_ud_rx *rx);
+/* Write the GRH area; *payload is where the datagram goes after it. */
+enum rn_dma_status rn_ud_write_grh(struct rn_ud_rx *rx,
+				   const struct rn_ud_ip *h,
+				   struct rn_iovs *payload);
+/* The receive completes (st: how writing it went). */
+void rn_ud_complete(struct rn_ud_rx *rx, enum rn_dma_status st,
+		    struct rn_recv_result *res, bool ipv4);
+
+/* wire/datagram.c */
+enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
+				   const struct rn_ah_attr *av,
+				   unsigned int sgid_index, const uint8_t *dgid,
+				   uint32_t qkey, const struct rn_iovs *src,
+				   uint64_t len);
+
+/* batch.c */
+int rn_batch_init(struct rn_device *dev);
+bool rn_batchable(const struct rn_qp *qp, const struct rn_wqe *w);
+unsigned int rn_batch_run(struct rn_qp *qp, unsigned int budget);
+
+#endif

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The engine: finds rung doorbells, keeps the QPs that have send work on a
+ * list and gives each its turn, runs their timers, and tells the clients
+ * when the device sleeps.  What a turn does is the path's business
+ * (local.c); see datapath.h for who does what.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "engine/datapath.h"
+#include "base/table.h"
+#include "wire/wire.h"
+
+/* WQEs one QP may execute before the next QP gets its turn. */
+#define RN_QP_BUDGET 16
+/*
+ * Packets a wire QP may send before the next QP gets its turn: a whole
+ * batch, so that a run of equal packets leaves as one UDP GSO datagram.
+ */
+#define RN_WIRE_QP_BUDGET RN_WIRE_TX_BATCH
+
+uint64_t rn_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Put the QP on the list of QPs with work, unless it waits for a timer. */
+void rn_engine_schedule(struct rn_qp *qp)
+{
+	if (!qp->active && !rn_timer_armed(&qp->wait_timer)) {
+		qp->active = true;
+		rn_list_add_tail(&qp->client->dev->active, &qp->active_link);
+	}
+}
+
+void rn_engine_unschedule(struct rn_qp *qp)
+{
+	if (qp->active) {
+		qp->active = false;
+		rn_list_del(&qp->active_link);
+	}
+}
+
+static void wait_over(struct rn_timer *t, uint64_t now)
+{
+	(void)now;
+	rn_engine_schedule(rn_container_of(t, struct rn_qp, wait_timer));
+}
+
+/* A new QP: room for its timers.  Returns 0 or ENOMEM. */
+int rn_engine_qp_add(struct rn_qp *qp)
+{
+	struct rn_device *dev = qp->client->dev;
+
+	rn_list_init(&qp->active_link);
+	rn_timer_init(&qp->wait_timer, wait_over);
+	if (rn_timers_reserve(&dev->timers, dev->ntimers + 1))
+		return ENOMEM;
+	dev->ntimers++;
+	return 0;
+}
+
+void rn_engine_qp_remove(struct rn_qp *qp)
+{
+	rn_engine_unschedule(qp);
+	rn_engine_cancel_wait(qp);
+	qp->client->dev->ntimers--;
+}
+
+/* The requester waits until 'until' (UINT64_MAX: until cancelled). */
+void rn_engine_wait(struct rn_qp *qp, uint64_t until)
+{
+	rn_engine_unschedule(qp);
+	rn_timer_arm(&qp->client->dev->timers, &qp->wait_timer, until);
+}
+
+void rn_engine_cancel_wait(struct rn_qp *qp)
+{
+	rn_timer_cancel(&qp->client->dev->timers, &qp->wait_timer);
+}
+
+/* The engine's working memory. */
+int rn_engine_init(struct rn_device *dev)
+{
+	dev->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);
+	/* aligned_alloc wants a size that is a multiple of the alignment. */
+	dev->stage = aligned_alloc(64, (sizeof(*dev->stage) + 63) & ~(size_t)63);
+	if (!dev->bounce || !dev->stage)
+		return ENOMEM;
+	return rn_batch_init(dev) ?: rn_wire_init(dev);
+}
+
+/* ---- flushing -------------------------------------------------------------- */
+
+void rn_engine_flush(struct rn_qp *qp)
+{
+	rn_engine_unschedule(qp);
+	rn_sq_flush(qp);
+	rn_rq_flush(qp);
+}
+
+/* ---- doorbells ------------------------------------------------------------- */
+
+void rn_engine_doorbell(struct rn_qp *qp)
+{
+	uint64_t rec = __atomic_load_n(&qp->ctrl->sq_db, __ATOMIC_ACQUIRE);
+	enum ibv_qp_state state = qp->attr.qp_state;
+
+	/* Only a QP that may send (or flushes, in ERR and SQE) listens to
+	 * doorbells; an XRC_RECV QP has no queue to ring for.
+	 */
+	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD &&
+	    state != IBV_QPS_ERR && state != IBV_QPS_SQE)
+		return;
+	if (!qp->sq_slots)
+		return;
+	qp->ctrl->doorbells++;
+	switch (rn_db_classify(rec, qp->handle, qp->sq_head, qp->sq_slots)) {
+	case RN_DB_STALE:
+		qp->ctrl->stale++;
+		return;
+	case RN_DB_BAD:
+		rn_warn("pid %d: QP %u: bad doorbell record %#llx\n",
+			qp->client->pid, qp->qpn, (unsigned long long)rec);
+		rn_qp_fatal(qp, IBV_EVENT_QP_FATAL);
+		return;
+	case RN_DB_VALID:
+		break;
+	}
+	qp->sq_prod = RN_DB_SEQ(rec);
+	if (state == IBV_QPS_ERR)
+		rn_engine_flush(qp);
+	else if (state == IBV_QPS_SQE)
+		rn_sq_flush(qp);
+	else if (state == IBV_QPS_RTS)
+		rn_engine_schedule(qp);
+}
+
+/*
+ * The QP is about to be destroyed: the work its owner rang for before
+ * asking goes out first, as it would from a NIC that had fetched it
+ * already.  The destroy request can overtake the doorbell (the socket is
+ * read before the next pass scans the pages), and ofi_rxd, for one, acks
+ * its peer's last message and closes its endpoint straight away.  One turn
+ * over the whole queue; RC work that waits for the window or an ACK goes
+ * with the QP.
+ */
+void rn_engine_drain(struct rn_qp *qp)
+{
+	uint64_t now;
+
+	rn_engine_doorbell(qp);
+	if (!qp->active)
+		return;
+	now = rn_now_ns();
+	if (qp->wire)
+		rn_wire_qp_run(qp, now, qp->sq_slots);
+	else
+		rn_local_run(qp, now, qp->sq_slots);
+	rn_wire_flush(qp->client->dev);
+}
+
+/* Take the rung doorbells of one bitmap; calls ring(table entry) for each. */
+static bool scan(struct rn_doorbells *db, struct rn_table *objs,
+		 void (*ring)(void *obj))
+{
+	uint64_t summary;
+
+	/* A plain load first: the common idle case must not bounce the line. */
+	if (!__atomic_load_n(&db->summary, __ATOMIC_RELAXED))
+		return false;
+	summary = __atomic_exchange_n(&db->summary, 0, __ATOMIC_SEQ_CST);
+	while (summary) {
+		unsigned int word = __builtin_ctzll(summary);
+		uint64_t bits;
+
+		summary &= summary - 1;
+		if (word >= RN_PENDING_WORDS)
+			continue;
+		bits = __atomic_exchange_n(&db->pending[word], 0, __ATOMIC_SEQ_CST);
+		while (bits) {
+			void *obj = rn_table_get(objs, word * 64 + __builtin_ctzll(bits));
+
+			bits &= bits - 1;
+			if (obj)
+				ring(obj);
+		}
+	}
+	return true;
+}
+
+static void ring_qp(void *qp)
+{
+	rn_engine_doorbell(qp);
+}
+
+static void ring_cq(void *cq)
+{
+	rn_cq_ring(cq);
+}
+
+static bool scan_doorbells(struct rn_client *client)
+{
+	bool qps = scan(&client->dev_page->qp, &client->qps, ring_qp);
+	bool cqs = scan(&client->dev_page->cq, &client->cqs, ring_cq);
+
+	return qps || cqs;
+}
+
+/* ---- the pass ----------------------------------------------------------------- */
+
+bool rn_engine_pass(struct rn_device *dev, uint64_t now)
+{
+	struct rn_list *pos, *tmp;
+	bool progress = false;
+
+	rn_list_for_each_safe(pos, tmp, &dev->clients) {
+		struct rn_client *client = rn_container_of(pos, struct rn_client, link);
+
+		if (client->opened)
+			progress |= scan_doorbells(client);
+	}
+	progress |= rn_timers_run(&dev->timers, now);
+	if (dev->wire->nqps)
+		progress |= rn_wire_receive(dev);
+	progress |= rn_wire_reply(dev, now);
+	rn_list_for_each_safe(pos, tmp, &dev->active) {
+		struct rn_qp *qp = rn_container_of(pos, struct rn_qp, active_link);
+
+		if (qp->wire) {
+			progress |= rn_wire_qp_run(qp, now, RN_WIRE_QP_BUDGET);
+			if (qp->active && !rn_wire_qp_busy(qp))
+				rn_engine_unschedule(qp);
+		} else {
+			progress |= rn_local_run(qp, now, RN_QP_BUDGET);
+			if (qp->active && (qp->sq_head == qp->sq_prod ||
+					   qp->attr.qp_state != IBV_QPS_RTS))
+				rn_engine_unschedule(qp);
+		}
+		/* run_sq may have moved the responder into ERR, taking it off
+		 * the list; if that was the next node, end this walk here.
+		 */
+		if (tmp != &dev->active &&
+		    !rn_container_of(tmp, struct rn_qp, active_link)->active)
+			break;
+	}
+	rn_wire_flush(dev);
+	return progress;
+}
+
+/* When the engine has work next: 0 when some QP can run now. */
+uint64_t rn_engine_next_timer(struct rn_device *dev)
+{
+	if (!rn_list_empty(&dev->active) || rn_wire_pending(dev))
+		return 0;
+	return rn_timers_next(&dev->timers);
+}
+
+/*
+ * Announce sleep in every device page, then look once more for doorbells
+ * rung before the announcement became visible.  Returns false (and does not
+ * sleep) if there are some.
+ */
+bool rn_engine_sleep_prepare(struct rn_device *dev)
+{
+	struct rn_list *pos, *tmp;
+
+	rn_list_for_each_safe(pos, tmp, &dev->clients) {
+		struct rn_client *c = rn_container_of(pos, struct rn_client, link);
+
+		if (c->opened)
+			__atomic_store_n(&c->dev_page->asleep, 1, __ATOMIC_SEQ_CST);
+	}
+	rn_list_for_each_safe(pos, tmp, &dev->clients) {
+		struct rn_client *c = rn_container_of(pos, struct rn_client, link);
+
+		if (c->opened &&
+		    (__atomic_load_n(&c->dev_page->qp.summary, __ATOMIC_SEQ_CST) ||
+		     __atomic_load_n(&c->dev_page->cq.summary, __ATOMIC_SEQ_CST))) {
+			rn_engine_wake(dev);
+			return false;
+		}
+	}
+	return true;
+}
+
+void rn_engine_wake(struct rn_device *dev)
+{
+	struct rn_list *pos, *tmp;
+
+	rn_list_for_each_safe(pos, tmp, &dev->clients) {
+		struct rn_client *c = rn_container_of(pos, struct rn_client, link);
+
+		if (c->opened)
+			__atomic_store_n(&c->dev_page->asleep, 0, __ATOMIC_RELAXED);
+	}
+}

@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The local path: a WQE whose destination is a QP of this device is
+ * executed as a whole: the requester's and the responder's checks are
+ * made, the data is copied and both completions are written in one step.
+ *
+ * On a reliable QP (RC, XRC) what a wire would add (an unreachable or
+ * unready responder, an empty receive queue) becomes the wait the IB spec
+ * prescribes: an ACK timeout or an RNR NAK timer, with retry_cnt and
+ * rnr_retry counted as on hardware; what the responder refuses is the NAK
+ * class rxe gives it, and both QPs go to the error state.  On UC there are
+ * no ACKs: a message the responder cannot take is dropped there and the
+ * requester completes successfully.  UD is ud.c.
+ *
+ * Execution in order and to completion makes every WR fenced, so
+ * IBV_SEND_FENCE needs nothing more.
+ */
+#include <stdint.h>
+
+#include "engine/datapath.h"
+#include "verbs/qp_rules.h"
+
+/* May the QP take requests now?  (SQE still receives: only its SQ failed.) */
+bool rn_qp_receiving(const struct rn_qp *qp)
+{
+	return qp->attr.qp_state >= IBV_QPS_RTR &&
+	       qp->attr.qp_state <= IBV_QPS_SQE;
+}
+
+static bool reliable(const struct rn_qp *qp)
+{
+	return qp->qp_type != IBV_QPT_UC;
+}
+
+/* The QP type a connected QP of this type talks to. */
+static enum ibv_qp_type peer_type(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_XRC_SEND ? IBV_QPT_XRC_RECV : type;
+}
+
+/*
+ * The connected QP, if it can receive now.  The first request a QP
+ * receives in RTR establishes communication (COMM_EST).  A responder takes
+ * requests only from the QP it is connected to: a QP naming the QPN of one
+ * connected elsewhere reaches nothing (its requests go unanswered, as on a
+ * fabric).  Otherwise anyone who learns or guesses a QPN could SEND into
+ * that QP's receive queue and use the keys of its PD.
+ */
+struct rn_qp *rn_local_peer(struct rn_qp *qp)
+{
+	struct rn_qp *dst = rn_qp_by_qpn(qp->client->dev, qp->attr.dest_qp_num);
+
+	if (!dst || dst->attr.dest_qp_num != qp->qpn ||
+	    dst->qp_type != peer_type(qp->qp_type) || !rn_qp_receiving(dst))
+		return NULL;
+	if (!dst->comm_est && dst->attr.qp_state == IBV_QPS_RTR) {
+		dst->comm_est = true;
+		rn_qp_event(dst, IBV_EVENT_COMM_EST);
+	}
+	return dst;
+}
+
+void rn_local_advance_psns(struct rn_qp *qp, struct rn_qp *dst, uint64_t len)
+{
+	uint32_t mtu = 128u << qp->attr.path_mtu;
+	uint32_t packets = len ? (len + mtu - 1) / mtu : 1;
+
+	qp->attr.sq_psn = (qp->attr.sq_psn + packets) & 0xffffff;
+	dst->attr.rq_psn = (dst->attr.rq_psn + packets) & 0xffffff;
+}
+
+/* ---- execution ----------------------------------------------------------- */
+
+enum outcome {
+	DONE,
+	WAIT_ACK, /* nobody answered: retry after the ACK timeout */
+	WAIT_RNR, /* receiver not ready: retry after its RNR timer */
+};
+
+struct result {
+	enum outcome outcome;
+	enum ibv_wc_status status;
+	uint32_t byte_len;
+	uint64_t rnr_ns;
+};
+
+static struct result done(enum ibv_wc_status status, uint64_t byte_len)
+{
+	return (struct result){ .outcome = DONE, .status = status,
+				.byte_len = (uint32_t)byte_len };
+}
+
+/* Nobody answered: a reliable QP waits; on UC the message was sent. */
+static struct result unanswered(struct rn_qp *qp, uint64_t len)
+{
+	if (!reliable(qp))
+		return done(IBV_WC_SUCCESS, len);
+	return (struct result){ .outcome = WAIT_ACK };
+}
+
+/* No receive WQE: a reliable QP waits for the responder's RNR timer. */
+static struct result receiver_not_ready(struct rn_qp *qp, struct rn_qp *dst,
+					uint64_t len)
+{
+	if (!reliable(qp))
+		return done(IBV_WC_SUCCESS, len);
+	return (struct result){ .outcome = WAIT_RNR,
+				.rnr_ns = rn_rnr_timer_ns(dst->attr.min_rnr_timer) };
+}
+
+/*
+ * The responder refused the request: on a reliable QP the requester gets
+ * the NAK's status and the responder fails with the async event given
+ * (0: none); on UC the message is dropped and the requester succeeds.
+ */
+static struct result refused(struct rn_qp *qp, struct rn_qp *dst,
+			     enum ibv_wc_status status,
+			     enum ibv_event_type event, uint64_t len)
+{
+	if (!reliable(qp))
+		return done(IBV_WC_SUCCESS, len);
+	if (event)
+		rn_qp_fatal(dst, event);
+	else
+		rn_qp_to_error(dst);
+	return done(status, 0);
+}
+
+static enum rn_dma_status move_out(struct rn_device *dev, const struct rn_wqe *w,
+				   const struct rn_iovs *src,
+				   const struct rn_iovs *dst, uint64_t len)
+{
+	if (w->flags & RN_WQE_INLINE)
+		return rn_dma_to(dst, w->inline_data, len);
+	return rn_dma_copy(src, dst, len, dev->bounce, RN_BOUNCE_SIZE);
+}
+
+/* The responder the request of w reaches at dst (XRC names its SRQ). */
+static bool responder(struct rn_qp *dst, const struct rn_wqe *w,
+		      struct rn_responder *resp)
+{
+	return rn_responder_of(dst, w->dest.remote_srqn, resp);
+}
+
+static enum ibv_wc_opcode recv_opcode(uint8_t op)
+{
+	return op == RN_OP_WRITE_IMM ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+}
+
+static struct result exec_send(struct rn_qp *qp, const struct rn_wqe *w)
+{
+	struct rn_device *dev = qp->client->dev;
+	struct rn_recv_result res;
+	struct rn_responder resp;
+	struct rn_iovs src, dsts;
+	enum ibv_wc_status st;
+	struct rn_qp *dst;
+	struct rn_rwqe r;
+	uint64_t len;
+
+	st = rn_gather(qp, w, &src, &len);
+	if (st)
+		return done(st, 0);
+	dst = rn_local_peer(qp);
+	if (!dst)
+		return unanswered(qp, len);
+	if (!responder(dst, w, &resp))
+		return refused(qp, dst, IBV_WC_REM_INV_REQ_ERR,
+			       IBV_EVENT_QP_REQ_ERR, len);
+	switch (rn_rq_next(resp.rq, &r)) {
+	case RN_RQ_EMPTY:
+		return receiver_not_ready(qp, dst, len);
+	case RN_RQ_BAD:
+		if (resp.srq)
+			rn_async_event(resp.srq->client, resp.srq->handle,
+				       resp.srq->user_handle, IBV_EVENT_SRQ_ERR);
+		rn_qp_fatal(dst, IBV_EVENT_QP_FATAL);
+		return done(reliable(qp) ? IBV_WC_REM_OP_ERR : IBV_WC_SUCCESS,
+			    len);
+	case RN_RQ_OK:
+		break;
+	}
+	st = rn_sgl_resolve(resp.client, resp.buf_pd, r.sge, r.num_sge,
+			    IBV_ACCESS_LOCAL_WRITE, &dsts);
+	if (st) {
+		/* The responder's own buffer is bad: its fault, its error. */
+		res = rn_recv_result_of(w, IBV_WC_RECV, 0, qp->qpn);
+		res.status = IBV_WC_LOC_PROT_ERR;
+		rn_recv_complete(&resp, &r, &res);
+		rn_qp_to_error(dst);
+		return done(reliable(qp) ? IBV_WC_REM_OP_ERR : IBV_WC_SUCCESS,
+			    len);
+	}
+	if (len > dsts.len) {
+		if (!reliable(qp))
+			return done(IBV_WC_SUCCESS, len); /* dropped */
+		res = rn_recv_result_of(w, IBV_WC_RECV, 0, qp->qpn);
+		res.status = IBV_WC_LOC_LEN_ERR;
+		rn_recv_complete(&resp, &r, &res);
+		rn_qp_to_error(dst);
+		return done(IBV_WC_REM_INV_REQ_ERR, 0);
+	}
+	switch (move_out(dev, w, &src, &dsts, len)) {
+	case RN_DMA_GONE:
+		return unanswered(qp, len);
+	case RN_DMA_SRC_FAULT:
+		/* The receive WQE was not consumed: the responder never saw it. */
+		return done(IBV_WC_LOC_PROT_ERR, 0);
+	case RN_DMA_DST_FAULT:
+		res = rn_recv_result_of(w, IBV_WC_RECV, 0, qp->qpn);
+		res.status = IBV_WC_LOC_PROT_ERR;
+		rn_recv_complete(&resp, &r, &res);
+		rn_qp_to_error(dst);
+		return done(reliable(qp) ? IBV_WC_REM_OP_ERR : IBV_WC_SUCCESS,
+			    len);
+	case RN_DMA_OK:
+		break;
+	}
+	rn_local_advance_psns(qp, dst, len);
+	res = rn_recv_result_of(w, IBV_WC_RECV, len, qp->qpn);
+	if (w->opcode == RN_OP_SEND_INV) {
+		/*
+		 * As rxe: the data is delivered and the requester acked; a key
+		 * the responder cannot invalidate fails its receive and QP.
+		 */
+		res.imm_or_key = w->imm_data;
+		res.flags = RN_CQE_WITH_INV;
+		if (rn_remote_invalidate(&resp, w->imm_data)) {
+			res.status = IBV_WC_REM_INV_REQ_ERR;
+			res.flags = 0;
+			rn_recv_complete(&resp, &r, &res);
+			rn_qp_to_error(dst);
+			return done(IBV_WC_SUCCESS, len);
+		}
+	}
+	rn_recv_complete(&resp, &r, &res);
+	return done(IBV_WC_SUCCESS, len);
+}
+
+static struct result exec_write(struct rn_qp *qp, const struct rn_wqe *w)
+{
+	struct rn_device *dev = qp->client->dev;
+	bool with_imm = w->opcode == RN_OP_WRITE_IMM;
+	struct rn_responder resp;
+	struct rn_iovs src, remote;
+	enum ibv_wc_status st;
+	struct rn_qp *dst;
+	struct rn_rwqe r;
+	uint64_t len;
+
+	st = rn_gather(qp, w, &src, &len);
+	if (st)
+		return done(st, 0);
+	dst = rn_local_peer(qp);
+	if (!dst)
+		return unanswered(qp, len);
+	if (!responder(dst, w, &resp))
+		return refused(qp, dst, IBV_WC_REM_INV_REQ_ERR,
+			       IBV_EVENT_QP_REQ_ERR, len);
+	if (!rn_remote_resolve(&resp.target, w->remote_addr, w->rkey, len,
+			       IBV_ACCESS_REMOTE_WRITE, &remote))
+		return refused(qp, dst, IBV_WC_REM_ACCESS_ERR,
+			       IBV_EVENT_QP_ACCESS_ERR, len);
+	/* The immediate needs a receive WQE: wait for one before writing. */
+	if (with_imm) {
+		switch (rn_rq_next(resp.rq, &r)) {
+		case RN_RQ_EMPTY:
+			return receiver_not_ready(qp, dst, len);
+		case RN_RQ_BAD:
+			return refused(qp, dst, IBV_WC_REM_OP_ERR,
+				       IBV_EVENT_QP_FATAL, len);
+		case RN_RQ_OK:
+			break;
+		}
+	}
+	switch (move_out(dev, w, &src, &remote, len)) {
+	case RN_DMA_GONE:
+		return unanswered(qp, len);
+	case RN_DMA_SRC_FAULT:
+		return done(IBV_WC_LOC_PROT_ERR, 0);
+	case RN_DMA_DST_FAULT:
+		return refused(qp, dst, IBV_WC_REM_ACCESS_ERR,
+			       IBV_EVENT_QP_ACCESS_ERR, len);
+	case RN_DMA_OK:
+		break;
+	}
+	rn_local_advance_psns(qp, dst, len);
+	if (with_imm) {
+		struct rn_recv_result res =
+			rn_recv_result_of(w, recv_opcode(w->opcode), len, qp->qpn);
+
+		rn_recv_complete(&resp, &r, &res);
+	}
+	return done(IBV_WC_SUCCESS, len);
+}
+
+static struct result exec_read(struct rn_qp *qp, const struct rn_wqe *w)
+{
+	struct rn_device *dev = qp->client->dev;
+	struct rn_responder resp;
+	struct rn_iovs local, remote;
+	enum ibv_wc_status st;
+	struct rn_qp *dst;
+
+	st = rn_sgl_resolve(qp->client, qp->pd, w->sge, w->num_sge,
+			    IBV_ACCESS_LOCAL_WRITE, &local);
+	if (st)
+		return done(st, 0);
+	dst = rn_local_peer(qp);
+	if (!dst)
+		return unanswered(qp, 0);
+	if (!responder(dst, w, &resp))
+		return refused(qp, dst, IBV_WC_REM_INV_REQ_ERR,
+			       IBV_EVENT_QP_REQ_ERR, 0);
+	if (!rn_remote_resolve(&resp.target, w->remote_addr, w->rkey, local.len,
+			       IBV_ACCESS_REMOTE_READ, &remote))
+		return refused(qp, dst, IBV_WC_REM_ACCESS_ERR,
+			       IBV_EVENT_QP_ACCESS_ERR, 0);
+	switch (rn_dma_copy(&remote, &local, local.len, dev->bounce,
+			    RN_BOUNCE_SIZE)) {
+	case RN_DMA_GONE:
+		return unanswered(qp, 0);
+	case RN_DMA_SRC_FAULT:
+		return refused(qp, dst, IBV_WC_REM_ACCESS_ERR,
+			       IBV_EVENT_QP_ACCESS_ERR, 0);
+	case RN_DMA_DST_FAULT:
+		return done(IBV_WC_LOC_PROT_ERR, 0);
+	case RN_DMA_OK:
+		break;
+	}
+	rn_local_advance_psns(qp, dst, local.len);
+	return done(IBV_WC_SUCCESS, local.len);
+}
+
+/*
+ * Atomics are atomic with respect to every other access made by this
+ * device (one thread executes them all), as IBV_ATOMIC_HCA promises; the
+ * 64-bit operands are in host byte order.
+ */
+static struct result exec_atomic(struct rn_qp *qp, const struct rn_wqe *w)
+{
+	struct rn_responder resp;
+	struct rn_iovs local, remote;
+	enum rn_dma_status st;
+	uint64_t old, new;
+	struct rn_qp *dst;
+
+	if (w->num_sge != 1 || w->sge[0].length != sizeof(uint64_t))
+		return done(IBV_WC_LOC_LEN_ERR, 0);
+	if (rn_sgl_resolve(qp->client, qp->pd, w->sge, 1, IBV_ACCESS_LOCAL_WRITE,
+			   &local))
+		return done(IBV_WC_LOC_PROT_ERR, 0);
+	dst = rn_local_peer(qp);
+	if (!dst)
+		return unanswered(qp, 0);
+	if (!responder(dst, w, &resp))
+		return refused(qp, dst, IBV_WC_REM_INV_REQ_ERR,
+			       IBV_EVENT_QP_REQ_ERR, 0);
+	if (w->remote_addr % sizeof(uint64_t))
+		return refused(qp, dst, IBV_WC_REM_INV_REQ_ERR,
+			       IBV_EVENT_QP_REQ_ERR, 0);
+	if (!rn_remote_resolve(&resp.target, w->remote_addr, w->rkey,
+			       sizeof(uint64_t), IBV_ACCESS_REMOTE_ATOMIC, &remote))
+		return refused(qp, dst, IBV_WC_REM_ACCESS_ERR,
+			       IBV_EVENT_QP_ACCESS_ERR, 0);
+	st = rn_dma_from(&remote, &old, sizeof(old));
+	if (st == RN_DMA_OK) {
+		if (w->opcode == RN_OP_FETCH_ADD)
+			new = old + w->compare_add;
+		else
+			new = old == w->compare_add ? w->swap : old;
+		if (new != old)
+			st = rn_dma_to(&remote, &new, sizeof(new));
+	}
+	if (st == RN_DMA_GONE)
+		return unanswered(qp, 0);
+	if (st)
+		return refused(qp, dst, IBV_WC_REM_ACCESS_ERR,
+			       IBV_EVENT_QP_ACCESS_ERR, 0);
+	/* The responder's side is done: from here on it is not retried. */
+	if (rn_dma_to(&local, &old, sizeof(old)))
+		return done(IBV_WC_LOC_PROT_ERR, 0);
+	rn_local_advance_psns(qp, dst, sizeof(old));
+	return done(IBV_WC_SUCCESS, sizeof(old));
+}
+
+/* What each QP type may post; anything else fails as a local QP error. */
+static bool op_allowed(const struct rn_qp *qp, uint8_t op)
+{
+	switch (qp->qp_type) {
+	case IBV_QPT_UD:
+		return op == RN_OP_SEND || op == RN_OP_SEND_IMM;
+	case IBV_QPT_UC:
+		return op == RN_OP_SEND || op == RN_OP_SEND_IMM ||
+		       op == RN_OP_WRITE || op == RN_OP_WRITE_IMM ||
+		       op == RN_OP_LOCAL_INV || op == RN_OP_BIND_MW;
+	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static struct result execute(struct rn_qp *qp, const struct rn_wqe *w)
+{
+	uint32_t byte_len = 0;
+	enum ibv_wc_status st;
+
+	if (!op_allowed(qp, w->opcode))
+		return done(IBV_WC_LOC_QP_OP_ERR, 0);
+	switch (w->opcode) {
+	case RN_OP_SEND:
+	case RN_OP_SEND_IMM:
+	case RN_OP_SEND_INV:
+		if (qp->qp_type == IBV_QPT_UD) {
+			st = rn_ud_send(qp, w, &byte_len);
+			return done(st, byte_len);
+		}
+		return exec_send(qp, w);
+	case RN_OP_WRITE:
+	case RN_OP_WRITE_IMM:
+		return exec_write(qp, w);
+	case RN_OP_READ:
+		return exec_read(qp, w);
+	case RN_OP_LOCAL_INV:
+		return done(rn_local_invalidate(qp, w->imm_data), 0);
+	case RN_OP_BIND_MW:
+		return done(rn_mw_bind(qp, w), 0);
+	default:
+		return exec_atomic(qp, w);
+	}
+}
+
+/*
+ * A WQE could not be delivered: arm the timer for the next try, or fail it
+ * when its retries are used up (rnr_retry 7 retries forever; an ACK timeout
+ * of 0 never expires).
+ */
+static bool retry_or_fail(struct rn_qp *qp, const struct result *res,
+			  uint64_t now, enum ibv_wc_status *fail)
+{
+	uint64_t wait;
+
+	if (!qp->wqe_started) {
+		qp->wqe_started = true;
+		qp->retry_left = qp->attr.retry_cnt;
+		qp->rnr_left = qp->attr.rnr_retry;
+	}
+	/* Counted as the wire counts them: an RNR NAK, or a lost request. */
+	if (res->outcome == WAIT_RNR) {
+		rn_count_qp(qp, RN_CNT_RCVD_RNR);
+		if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
+			rn_count_qp(qp, RN_CNT_RNR_RETRY_EXC);
+			*fail = IBV_WC_RNR_RETRY_EXC_ERR;
+			return false;
+		}
+		wait = res->rnr_ns;
+	} else {
+		rn_count_qp(qp, RN_CNT_ACK_TIMEOUT);
+		if (!qp->retry_left--) {
+			rn_count_qp(qp, RN_CNT_RETRY_EXC);
+			*fail = IBV_WC_RETRY_EXC_ERR;
+			return false;
+		}
+		rn_count_qp(qp, RN_CNT_RETRIES);
+		wait = rn_ack_timeout_ns(qp->attr.timeout);
+	}
+	rn_engine_wait(qp, wait == UINT64_MAX ? UINT64_MAX : now + wait);
+	return true;
+}
+
+/* Execute up to 'budget' WQEs of the QP's send queue. */
+bool rn_local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
+{
+	bool progress = false;
+	struct rn_wqe w;
+
+	while (budget-- && qp->attr.qp_state == IBV_QPS_RTS &&
+	       qp->sq_head != qp->sq_prod) {
+		enum ibv_wc_status fail;
+		struct result res;
+
+		if (rn_sq_fetch(qp, &w)) {
+			rn_warn("pid %d: QP %u: malformed send WQE\n",
+				qp->client->pid, qp->qpn);
+			rn_qp_fatal(qp, IBV_EVENT_QP_FATAL);
+			return true;
+		}
+		if (rn_batchable(qp, &w) && !qp->wqe_started) {
+			unsigned int n = rn_batch_run(qp, budget + 1);
+
+			if (n) {
+				budget -= n - 1;
+				progress = true;
+				continue;
+			}
+		}
+		res = execute(qp, &w);
+		if (res.outcome != DONE) {
+			if (retry_or_fail(qp, &res, now, &fail))
+				return progress;
+			res = done(fail, 0);
+		}
+		qp->wqe_started = false;
+		rn_sq_complete(qp, &w, res.status, res.byte_len);
+		progress = true;
+		if (res.status != IBV_WC_SUCCESS)
+			rn_qp_send_failed(qp);
+	}
+	return progress;
+}
