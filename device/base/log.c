@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <syslog.h>
 
-#include "core/ringnicd.h"
+#include "base/log.h"
 
 static bool log_to_stderr;
 static int log_max_prio = LOG_INFO;

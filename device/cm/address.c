@@ -19,17 +19,6 @@
 #define EPHEMERAL_FIRST 32768
 #define EPHEMERAL_LAST 60999
 
-void rn_cm_gid_of(const struct sockaddr *sa, uint8_t *gid)
-{
-	memset(gid, 0, 16);
-	if (sa->sa_family == AF_INET) {
-		gid[10] = 0xff;
-		gid[11] = 0xff;
-		memcpy(gid + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	} else if (sa->sa_family == AF_INET6) {
-		memcpy(gid, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-	}
-}
 
 /*
  * The wildcard, as cma.c counts it: the zero address and the loopback
@@ -81,8 +70,8 @@ static bool same_ip(const struct sockaddr *a, const struct sockaddr *b)
 {
 	uint8_t ga[16], gb[16];
 
-	rn_cm_gid_of(a, ga);
-	rn_cm_gid_of(b, gb);
+	rn_gid_from_sockaddr(ga, a);
+	rn_gid_from_sockaddr(gb, b);
 	return !memcmp(ga, gb, sizeof(ga));
 }
 
@@ -178,7 +167,7 @@ static int set_source(struct rn_cm_id *id, const struct sockaddr *sa)
 	int index = -1;
 
 	if (!rn_cm_addr_any(sa)) {
-		rn_cm_gid_of(sa, gid);
+		rn_gid_from_sockaddr(gid, sa);
 		index = rn_port_gid_index(dev, gid);
 		if (index < 0)
 			return host_address(sa) ? ENODEV : EADDRNOTAVAIL;
@@ -287,7 +276,7 @@ int rn_cm_resolve_addr(struct rn_cm_id *id, const struct sockaddr *src,
 		} else {
 			uint16_t port = rn_cm_addr_port((void *)&id->src);
 
-			rn_cm_gid_of((struct sockaddr *)&from, gid);
+			rn_gid_from_sockaddr(gid, (struct sockaddr *)&from);
 			if (rn_port_gid_index(dev, gid) < 0) {
 				status = -ENODEV; /* not through our netdev */
 			} else {
@@ -305,7 +294,7 @@ int rn_cm_resolve_addr(struct rn_cm_id *id, const struct sockaddr *src,
 		if (id->loopback)
 			memcpy(id->dgid, dev->port.gids[id->gid_index].raw, 16);
 		else
-			rn_cm_gid_of(dst, id->dgid);
+			rn_gid_from_sockaddr(id->dgid, dst);
 		id->hop_limit = 64; /* IPv4's default TTL, as the route gives */
 		id->state = RN_CM_ADDR_RESOLVED;
 	}

@@ -186,7 +186,6 @@ void rn_cm_id_destroy(struct rn_cm_id *id);
 void rn_cm_id_reveal(struct rn_cm_id *id);
 
 /* address.c */
-void rn_cm_gid_of(const struct sockaddr *sa, uint8_t *gid);
 bool rn_cm_addr_any(const struct sockaddr *sa);
 uint16_t rn_cm_addr_port(const struct sockaddr *sa);
 void rn_cm_addr_set_port(struct sockaddr *sa, uint16_t port);

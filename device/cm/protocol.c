@@ -137,10 +137,10 @@ static void cma_hdr_of(const struct rn_cm_id *id, uint8_t *pd)
 	};
 	uint8_t gid[16];
 
-	rn_cm_gid_of((const void *)&id->src, gid);
+	rn_gid_from_sockaddr(gid, (const void *)&id->src);
 	memcpy(h.ip_version == 4 ? h.src + 12 : h.src,
 	       h.ip_version == 4 ? gid + 12 : gid, h.ip_version == 4 ? 4 : 16);
-	rn_cm_gid_of((const void *)&id->dst, gid);
+	rn_gid_from_sockaddr(gid, (const void *)&id->dst);
 	memcpy(h.ip_version == 4 ? h.dst + 12 : h.dst,
 	       h.ip_version == 4 ? gid + 12 : gid, h.ip_version == 4 ? 4 : 16);
 	rn_cma_hdr_build(pd, &h);
@@ -563,7 +563,7 @@ static struct rn_cm_id *new_request(const struct mad_in *in, uint64_t sid,
 	if (!rn_cma_hdr_parse(pd, h))
 		return NULL;
 	sockaddr_of(h, port, h->dst, &dst);
-	rn_cm_gid_of((struct sockaddr *)&dst, dgid);
+	rn_gid_from_sockaddr(dgid, (struct sockaddr *)&dst);
 	if (memcmp(dgid, dev->port.gids[in->gid_index].raw, 16))
 		return NULL;
 	l = sid >> 32 ? NULL :

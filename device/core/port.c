@@ -77,12 +77,6 @@ enum ibv_mtu rn_port_mtu_of(uint32_t netdev_mtu)
 	return mtu;
 }
 
-static bool gid_empty(const union ibv_gid *gid)
-{
-	static const union ibv_gid zero;
-
-	return !memcmp(gid, &zero, sizeof(zero));
-}
 
 /* The interface, its link and MTU; returns what changed (RN_PORT_*). */
 unsigned int rn_port_set_link(struct rn_device *dev, const struct rn_link *link)
@@ -136,16 +130,16 @@ unsigned int rn_port_set_gids(struct rn_device *dev, const union ibv_gid *addrs,
 	uint32_t i, slot;
 
 	for (i = 0; i < RN_GID_TABLE_LEN; i++) {
-		if (gid_empty(&p->gids[i]) || gid_listed(&p->gids[i], addrs, naddrs))
+		if (rn_gid_is_zero(p->gids[i].raw) || gid_listed(&p->gids[i], addrs, naddrs))
 			continue;
 		memset(&p->gids[i], 0, sizeof(p->gids[i]));
 		changes = RN_PORT_GIDS;
 	}
 	for (i = 0; i < naddrs; i++) {
-		if (gid_empty(&addrs[i]) || rn_port_gid_index(dev, addrs[i].raw) >= 0)
+		if (rn_gid_is_zero(addrs[i].raw) || rn_port_gid_index(dev, addrs[i].raw) >= 0)
 			continue;
 		for (slot = 0; slot < RN_GID_TABLE_LEN; slot++)
-			if (gid_empty(&p->gids[slot]) && !p->gid_users[slot])
+			if (rn_gid_is_zero(p->gids[slot].raw) && !p->gid_users[slot])
 				break;
 		if (slot == RN_GID_TABLE_LEN) {
 			rn_warn("%s: GID table full: an address of %s left out\n",
@@ -183,7 +177,7 @@ void rn_port_announce(struct rn_device *dev, unsigned int changes)
 
 bool rn_port_gid_valid(const struct rn_device *dev, uint32_t index)
 {
-	return index < RN_GID_TABLE_LEN && !gid_empty(&dev->port.gids[index]);
+	return index < RN_GID_TABLE_LEN && !rn_gid_is_zero(dev->port.gids[index].raw);
 }
 
 /*
@@ -216,7 +210,7 @@ int rn_port_gid_index(const struct rn_device *dev, const uint8_t *gid)
 	int i;
 
 	for (i = 0; i < RN_GID_TABLE_LEN; i++)
-		if (!gid_empty(&dev->port.gids[i]) &&
+		if (!rn_gid_is_zero(dev->port.gids[i].raw) &&
 		    !memcmp(dev->port.gids[i].raw, gid, 16))
 			return i;
 	return -1;

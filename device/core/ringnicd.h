@@ -19,7 +19,10 @@
 #include "kernel-abi/ringnic-ctl.h"
 #include "kernel-abi/ringnic-devpage.h"
 #include "kernel-abi/ringnic-queue.h"
+#include "base/clock.h"
+#include "base/gid.h"
 #include "base/list.h"
+#include "base/log.h"
 #include "base/table.h"
 #include "base/timer.h"
 
@@ -481,15 +484,6 @@ void rn_netdev_readable(struct rn_device *dev);
 void rn_netdev_timer(struct rn_device *dev);
 void rn_netdev_stop(struct rn_device *dev);
 
-/* log.c */
-void rn_log_init(bool to_stderr, bool debug);
-bool rn_log_debug(void);
-void rn_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define rn_err(...) rn_log(3, __VA_ARGS__)
-#define rn_warn(...) rn_log(4, __VA_ARGS__)
-#define rn_info(...) rn_log(6, __VA_ARGS__)
-#define rn_dbg(...) rn_log(7, __VA_ARGS__)
-
 /* publish.c: the sysfs-style tree and the /dev node */
 int rn_counters_init(struct rn_device *dev);
 int rn_publish(struct rn_device *dev);
@@ -642,8 +636,6 @@ void rn_engine_drain(struct rn_qp *qp);
 uint64_t rn_engine_next_timer(struct rn_device *dev);
 bool rn_engine_sleep_prepare(struct rn_device *dev);
 void rn_engine_wake(struct rn_device *dev);
-
-uint64_t rn_now_ns(void);
 
 /* sq.c */
 void rn_sq_forget(struct rn_qp *qp);

@@ -29,26 +29,15 @@
 
 #include "core/ringnicd.h"
 
-/* An address as a GID: IPv4 as ::ffff:a.b.c.d, IPv6 as it is. */
-static void gid_of(union ibv_gid *gid, int family, const void *addr)
-{
-	memset(gid, 0, sizeof(*gid));
-	if (family == AF_INET) {
-		gid->raw[10] = gid->raw[11] = 0xff;
-		memcpy(gid->raw + 12, addr, 4);
-	} else {
-		memcpy(gid->raw, addr, 16);
-	}
-}
 
 int rn_netdev_parse_address(const char *text, union ibv_gid *gid)
 {
 	unsigned char addr[16];
 
 	if (inet_pton(AF_INET, text, addr) == 1)
-		gid_of(gid, AF_INET, addr);
+		rn_gid_from_addr(gid->raw, AF_INET, addr);
 	else if (inet_pton(AF_INET6, text, addr) == 1)
-		gid_of(gid, AF_INET6, addr);
+		rn_gid_from_addr(gid->raw, AF_INET6, addr);
 	else
 		return EINVAL;
 	return 0;
@@ -56,9 +45,7 @@ int rn_netdev_parse_address(const char *text, union ibv_gid *gid)
 
 static const char *gid_text(const union ibv_gid *gid, char *buf, size_t len)
 {
-	static const uint8_t v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-	if (!memcmp(gid->raw, v4_prefix, sizeof(v4_prefix)))
+	if (rn_gid_is_ipv4(gid->raw))
 		return inet_ntop(AF_INET, gid->raw + 12, buf, len);
 	return inet_ntop(AF_INET6, gid->raw, buf, len);
 }
@@ -242,7 +229,7 @@ static void collect_addrs(const struct rn_device *dev, struct nl_cache *addrs,
 		    nl_addr_get_len(local) != (family == AF_INET ? 4u : 16u) ||
 		    rtnl_addr_get_flags(a) & IFA_F_DADFAILED)
 			continue;
-		gid_of(gid, family, nl_addr_get_binary_addr(local));
+		rn_gid_from_addr(gid->raw, family, nl_addr_get_binary_addr(local));
 		if (address_wanted(dev, gid))
 			link->naddrs++;
 	}

@@ -110,7 +110,6 @@ bool rn_qp_receiving(const struct rn_qp *qp);
 /* ud.c */
 #define RN_GRH_LEN 40
 
-bool rn_gid_is_ipv4(const uint8_t *gid);
 enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 			      uint32_t *byte_len);
 

@@ -21,14 +21,6 @@
  */
 #define RN_WIRE_QP_BUDGET RN_WIRE_TX_BATCH
 
-uint64_t rn_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* Put the QP on the list of QPs with work, unless it waits for a timer. */
 void rn_engine_schedule(struct rn_qp *qp)
 {

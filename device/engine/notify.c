@@ -18,12 +18,9 @@
 #include <unistd.h>
 
 #include "kernel-abi/ringnic-kdev.h"
+#include "base/util.h"
 #include "core/ringnicd.h"
 
-static uint32_t min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
-}
 
 /*
  * Is there, among the CQEs still in the ring, one written since the last
@@ -33,7 +30,7 @@ static bool triggered(const struct rn_cq *cq, uint32_t level)
 {
 	uint32_t cons = __atomic_load_n(&cq->ctrl->cons, __ATOMIC_SEQ_CST);
 	/* The newest 'window' CQEs are both unpolled and fresh. */
-	uint32_t window = min_u32(cq->prod - cons, cq->prod - cq->notified_prod);
+	uint32_t window = rn_min_u32(cq->prod - cons, cq->prod - cq->notified_prod);
 
 	switch (level) {
 	case RN_ARM_ANY:

@@ -24,12 +24,6 @@
 #define RN_UD_HDRS (8 /* UDP */ + 12 /* BTH */ + 8 /* DETH */)
 #define RN_ICRC_LEN 4
 
-bool rn_gid_is_ipv4(const uint8_t *gid)
-{
-	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(gid, prefix, sizeof(prefix));
-}
 
 static uint16_t ipv4_checksum(const uint8_t *hdr)
 {

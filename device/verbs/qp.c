@@ -15,22 +15,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "engine/datapath.h"
 #include "verbs/qp_rules.h"
 
-static uint32_t roundup_pow2(uint64_t v)
-{
-	uint32_t r = 1;
 
-	while (r < v)
-		r <<= 1;
-	return r;
-}
-
-static uint32_t min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
-}
 
 struct rn_qp *rn_qp_by_qpn(struct rn_device *dev, uint32_t qpn)
 {
@@ -133,20 +122,20 @@ static int size_queues(struct rn_qp *qp, const struct rn_qp_cap *req,
 						 sizeof(struct rn_sge));
 		s_inl = RN_SEND_WQE_SLOTS(dest + req->max_inline_data);
 		qp->sq_wqe_slots = s_sge > s_inl ? s_sge : s_inl;
-		qp->sq_slots = roundup_pow2((uint64_t)(req->max_send_wr ?: 1) *
+		qp->sq_slots = rn_roundup_pow2((uint64_t)(req->max_send_wr ?: 1) *
 					    qp->sq_wqe_slots);
 		room = qp->sq_wqe_slots * RN_SLOT_SIZE - RN_SEND_HDR_SIZE - dest;
 		qp->cap.max_send_wr = qp->sq_slots / qp->sq_wqe_slots;
-		qp->cap.max_inline_data = min_u32(RN_MAX_INLINE, room);
+		qp->cap.max_inline_data = rn_min_u32(RN_MAX_INLINE, room);
 		qp->cap.max_send_sge =
-			min_u32(RN_MAX_SGE, room / sizeof(struct rn_sge));
+			rn_min_u32(RN_MAX_SGE, room / sizeof(struct rn_sge));
 	}
 	if (own_rq) {
 		qp->rq.wqe_slots = RN_RECV_WQE_SLOTS(req->max_recv_sge);
-		qp->rq.slots = roundup_pow2((uint64_t)(req->max_recv_wr ?: 1) *
+		qp->rq.slots = rn_roundup_pow2((uint64_t)(req->max_recv_wr ?: 1) *
 					    qp->rq.wqe_slots);
 		room = qp->rq.wqe_slots * RN_SLOT_SIZE - RN_RECV_HDR_SIZE;
-		qp->rq.max_sge = min_u32(RN_MAX_SGE, room / sizeof(struct rn_sge));
+		qp->rq.max_sge = rn_min_u32(RN_MAX_SGE, room / sizeof(struct rn_sge));
 		qp->cap.max_recv_wr = qp->rq.slots / qp->rq.wqe_slots;
 		qp->cap.max_recv_sge = qp->rq.max_sge;
 	}

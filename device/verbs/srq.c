@@ -10,17 +10,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "core/ringnicd.h"
 #include "base/table.h"
 
-static uint32_t roundup_pow2(uint64_t v)
-{
-	uint32_t r = 1;
-
-	while (r < v)
-		r <<= 1;
-	return r;
-}
 
 static size_t srq_mem_size(uint32_t slots)
 {
@@ -78,7 +71,7 @@ int rn_srq_create(struct rn_client *client, const struct rn_ctl_create_srq_req *
 			  sizeof(struct rn_sge);
 	if (srq->rq.max_sge > RN_MAX_SGE)
 		srq->rq.max_sge = RN_MAX_SGE;
-	slots = roundup_pow2((uint64_t)req->max_wr * srq->rq.wqe_slots);
+	slots = rn_roundup_pow2((uint64_t)req->max_wr * srq->rq.wqe_slots);
 	size = srq_mem_size(slots);
 	if (rn_charge(client, size))
 		goto err_free;
@@ -137,7 +130,7 @@ static int srq_resize(struct rn_srq *srq, uint32_t max_wr, int *memfd,
 {
 	uint32_t prod = __atomic_load_n(&srq->ctrl->prod, __ATOMIC_ACQUIRE);
 	uint32_t wr_prod = __atomic_load_n(&srq->ctrl->wr_prod, __ATOMIC_ACQUIRE);
-	uint32_t slots = roundup_pow2((uint64_t)max_wr * srq->rq.wqe_slots);
+	uint32_t slots = rn_roundup_pow2((uint64_t)max_wr * srq->rq.wqe_slots);
 	uint32_t used = prod - srq->rq.head, c;
 	struct rn_srq_ctrl *ctrl;
 	size_t size;

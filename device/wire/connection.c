@@ -17,23 +17,7 @@
 /* Started WQEs a QP may have: each takes a PSN at least. */
 #define RN_WIRE_MAX_SENDS RN_WIRE_WINDOW
 
-static bool gid_empty(const uint8_t *gid)
-{
-	static const uint8_t zero[16];
 
-	return !memcmp(gid, zero, sizeof(zero));
-}
-
-void rn_wire_gid_of(const struct sockaddr *sa, uint8_t *gid)
-{
-	memset(gid, 0, 16);
-	if (sa->sa_family == AF_INET) {
-		gid[10] = gid[11] = 0xff;
-		memcpy(gid + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	} else {
-		memcpy(gid, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-	}
-}
 
 bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
 		     const uint8_t *dgid, struct rn_wire_peer *peer)
@@ -43,7 +27,7 @@ bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
 	if (sgid_index >= RN_GID_TABLE_LEN)
 		return false;
 	sgid = dev->port.gids[sgid_index].raw;
-	if (gid_empty(sgid) || gid_empty(dgid) ||
+	if (rn_gid_is_zero(sgid) || rn_gid_is_zero(dgid) ||
 	    rn_gid_is_ipv4(sgid) != rn_gid_is_ipv4(dgid))
 		return false;
 	memset(peer, 0, sizeof(*peer));

@@ -117,7 +117,7 @@ static void gsi_to_kernel(struct rn_device *dev, const struct rn_wire_pkt *pkt,
 	if (p->payload_len != sizeof(g.mad))
 		return;
 	memcpy(g.gid, sgid, sizeof(g.gid));
-	rn_wire_gid_of((const struct sockaddr *)&pkt->sock->local, g.local_gid);
+	rn_gid_from_sockaddr(g.local_gid, (const struct sockaddr *)&pkt->sock->local);
 	memcpy(g.mad, p->payload, p->payload_len);
 	g.type = RN_KDEV_GSI_RECV;
 	if (write(dev->kdev_fd, &g, sizeof(g)) != sizeof(g))
@@ -144,7 +144,7 @@ void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 			dev->port.counters[RN_CNT_QKEY_VIOLATIONS]++;
 			return;
 		}
-		rn_wire_gid_of(pkt->from, sgid);
+		rn_gid_from_sockaddr(sgid, pkt->from);
 		if (dev->kdev_fd < 0) {
 			rn_cm_mad_recv(dev, pkt->sock->gid_index, sgid,
 				       p->payload, p->payload_len);
@@ -155,8 +155,8 @@ void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 	}
 	if (!rn_ud_receiver(dev, p->dqpn, p->deth.qkey, p->payload_len, &rx))
 		return;
-	rn_wire_gid_of(pkt->from, sgid);
-	rn_wire_gid_of((const struct sockaddr *)&pkt->sock->local, dgid);
+	rn_gid_from_sockaddr(sgid, pkt->from);
+	rn_gid_from_sockaddr(dgid, (const struct sockaddr *)&pkt->sock->local);
 	ip = (struct rn_ud_ip){
 		.sgid = sgid,
 		.dgid = dgid,

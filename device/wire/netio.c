@@ -105,24 +105,8 @@ int rn_wire_init(struct rn_device *dev)
 
 /* ---- sockets --------------------------------------------------------------- */
 
-static bool gid_is_ipv4(const uint8_t *gid)
-{
-	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
 
-	return !memcmp(gid, prefix, sizeof(prefix));
-}
 
-static bool gid_is_empty(const uint8_t *gid)
-{
-	static const uint8_t zero[16];
-
-	return !memcmp(gid, zero, sizeof(zero));
-}
-
-static bool gid_is_link_local(const uint8_t *gid)
-{
-	return gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80;
-}
 
 /*
  * A GID as a socket address, port 4791.  An IPv6 link-local address needs
@@ -131,7 +115,7 @@ static bool gid_is_link_local(const uint8_t *gid)
 socklen_t rn_wire_gid_addr(const struct rn_device *dev, const uint8_t *gid,
 			   struct sockaddr_in6 *v6, struct sockaddr_in *v4)
 {
-	if (gid_is_ipv4(gid)) {
+	if (rn_gid_is_ipv4(gid)) {
 		memset(v4, 0, sizeof(*v4));
 		v4->sin_family = AF_INET;
 		v4->sin_port = htons(RN_PKT_UDP_DPORT);
@@ -142,7 +126,7 @@ socklen_t rn_wire_gid_addr(const struct rn_device *dev, const uint8_t *gid,
 	v6->sin6_family = AF_INET6;
 	v6->sin6_port = htons(RN_PKT_UDP_DPORT);
 	memcpy(&v6->sin6_addr, gid, 16);
-	if (gid_is_link_local(gid))
+	if (rn_gid_is_link_local(gid))
 		v6->sin6_scope_id = dev->port.ifindex;
 	return sizeof(*v6);
 }
@@ -242,10 +226,10 @@ void rn_wire_addresses_changed(struct rn_device *dev)
 		const uint8_t *gid = dev->port.gids[i].raw;
 		int ret;
 
-		if (!gid_is_empty(gid) && sock_matches(dev, s, gid))
+		if (!rn_gid_is_zero(gid) && sock_matches(dev, s, gid))
 			continue;
 		sock_close(dev, s);
-		if (gid_is_empty(gid))
+		if (rn_gid_is_zero(gid))
 			continue;
 		s->gid_index = i;
 		ret = sock_open(dev, s, gid);

@@ -89,10 +89,7 @@ struct rn_wire_peer {
 	 */
 	uint8_t tclass;
 	uint8_t hop_limit;
-	union {
-		struct sockaddr_in v4;
-		struct sockaddr_in6 v6;
-	} addr; /* the remote address, port 4791 */
+	union rn_sockaddr addr; /* the remote address, port 4791 */
 };
 
 /* A send WQE the requester has started (its PSNs are assigned). */
@@ -189,10 +186,7 @@ struct rn_wire_sock {
 	uint8_t gid_index;
 	uint32_t qps; /* connected QPs sending from it: every pass reads it */
 	bool gso; /* the kernel takes UDP_SEGMENT runs on it (netio.c) */
-	union {
-		struct sockaddr_in v4;
-		struct sockaddr_in6 v6;
-	} local;
+	union rn_sockaddr local;
 	struct rn_watch watch;
 };
 
@@ -208,10 +202,7 @@ struct rn_wire_tx {
 	uint16_t seg;
 	uint8_t tos; /* the IP TOS or traffic class byte, with the ECN */
 	uint8_t ttl; /* 0: the socket's */
-	union {
-		struct sockaddr_in v4;
-		struct sockaddr_in6 v6;
-	} to;
+	union rn_sockaddr to;
 	socklen_t tolen;
 };
 
@@ -261,10 +252,7 @@ struct rn_wire_stage {
 #define RN_WIRE_RX_MAX 65536
 struct rn_wire_rx {
 	uint8_t buf[RN_WIRE_RX_MAX];
-	union {
-		struct sockaddr_in v4;
-		struct sockaddr_in6 v6;
-	} from;
+	union rn_sockaddr from;
 	_Alignas(struct cmsghdr) uint8_t cmsg[128];
 };
 
@@ -330,8 +318,6 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 				void *arg);
 
 /* connection.c */
-/* The GID of a socket address (IPv4-mapped for IPv4). */
-void rn_wire_gid_of(const struct sockaddr *sa, uint8_t *gid);
 /* The peer at dgid, reached from our GID sgid_index; false if none can be. */
 void rn_wire_peer_grh(struct rn_wire_peer *peer, const struct rn_ah_attr *av);
 bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
