@@ -115,9 +115,3 @@ uint64_t rn_timers_next(const struct rn_timers *ts)
 {
 	return ts->n ? ts->heap[0]->when : UINT64_MAX;
 }
-
-void rn_timers_destroy(struct rn_timers *ts)
-{
-	free(ts->heap);
-	*ts = (struct rn_timers){ 0 };
-}

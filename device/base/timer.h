@@ -52,6 +52,5 @@ void rn_timer_cancel(struct rn_timers *ts, struct rn_timer *t);
 bool rn_timers_run(struct rn_timers *ts, uint64_t now);
 /* The earliest deadline, or UINT64_MAX when no timer is armed. */
 uint64_t rn_timers_next(const struct rn_timers *ts);
-void rn_timers_destroy(struct rn_timers *ts);
 
 #endif

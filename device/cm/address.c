@@ -27,7 +27,7 @@
  * libfabric's verbs provider, which binds "localhost" when told no
  * address, listens as it does on rxe.
  */
-bool rn_cm_addr_any(const struct sockaddr *sa)
+static bool addr_any(const struct sockaddr *sa)
 {
 	const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
 
@@ -46,7 +46,7 @@ uint16_t rn_cm_addr_port(const struct sockaddr *sa)
 	return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
 }
 
-void rn_cm_addr_set_port(struct sockaddr *sa, uint16_t port)
+static void addr_set_port(struct sockaddr *sa, uint16_t port)
 {
 	if (sa->sa_family == AF_INET)
 		((struct sockaddr_in *)sa)->sin_port = htons(port);
@@ -84,7 +84,7 @@ static bool may_share(const struct rn_cm_id *a, const struct rn_cm_id *b)
 	if (a->reuseaddr && b->reuseaddr && a->state != RN_CM_LISTEN &&
 	    b->state != RN_CM_LISTEN)
 		return true;
-	if (rn_cm_addr_any(sa) || rn_cm_addr_any(sb))
+	if (addr_any(sa) || addr_any(sb))
 		return sa->sa_family != sb->sa_family &&
 		       ((sa->sa_family == AF_INET6 && a->afonly) ||
 			(sb->sa_family == AF_INET6 && b->afonly));
@@ -126,7 +126,7 @@ static int take_port(struct rn_cm_id *id)
 	for (i = 0; i < span; i++) {
 		port = (uint16_t)(EPHEMERAL_FIRST + (start + i) % span);
 		if (port_free(id, port)) {
-			rn_cm_addr_set_port(sa, port);
+			addr_set_port(sa, port);
 			id->port_bound = true;
 			return 0;
 		}
@@ -149,7 +149,7 @@ static bool host_address(const struct sockaddr *sa)
 	if (fd < 0)
 		return false;
 	memcpy(&ss, sa, rn_cm_addr_len(sa));
-	rn_cm_addr_set_port((struct sockaddr *)&ss, 0);
+	addr_set_port((struct sockaddr *)&ss, 0);
 	local = !bind(fd, (struct sockaddr *)&ss, rn_cm_addr_len(sa));
 	close(fd);
 	return local;
@@ -166,7 +166,7 @@ static int set_source(struct rn_cm_id *id, const struct sockaddr *sa)
 	uint8_t gid[16];
 	int index = -1;
 
-	if (!rn_cm_addr_any(sa)) {
+	if (!addr_any(sa)) {
 		rn_gid_from_sockaddr(gid, sa);
 		index = rn_port_gid_index(dev, gid);
 		if (index < 0)
@@ -223,7 +223,7 @@ static int route_source(const struct sockaddr *dst,
 	int fd, ret = 0;
 
 	memcpy(&to, dst, rn_cm_addr_len(dst));
-	rn_cm_addr_set_port((struct sockaddr *)&to, 4791);
+	addr_set_port((struct sockaddr *)&to, 4791);
 	fd = socket(dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errno;
@@ -263,7 +263,7 @@ int rn_cm_resolve_addr(struct rn_cm_id *id, const struct sockaddr *src,
 	 * or loopback destination resolves, as cma_resolve_loopback does,
 	 * but leads nowhere on RoCE: its route fails (ENODEV).
 	 */
-	id->loopback = rn_cm_addr_any(dst);
+	id->loopback = addr_any(dst);
 	if (id->loopback && !id->on_device) {
 		/* cma_bind_loopback: the port's first GID, from the loopback
 		 * address of the family.
@@ -280,7 +280,7 @@ int rn_cm_resolve_addr(struct rn_cm_id *id, const struct sockaddr *src,
 			if (rn_port_gid_index(dev, gid) < 0) {
 				status = -ENODEV; /* not through our netdev */
 			} else {
-				rn_cm_addr_set_port((struct sockaddr *)&from,
+				addr_set_port((struct sockaddr *)&from,
 						    port);
 				set_source(id, (struct sockaddr *)&from);
 			}
@@ -318,7 +318,7 @@ struct rn_cm_id *rn_cm_find_listener(struct rn_cm *cm, uint16_t ps,
 		la = (const void *)&l->src;
 		if (rn_cm_addr_port(la) != port)
 			continue;
-		if (!rn_cm_addr_any(la)) {
+		if (!addr_any(la)) {
 			if (la->sa_family == dst->sa_family && same_ip(la, dst))
 				return l;
 			continue;

@@ -17,7 +17,8 @@
 #include <sys/socket.h>
 #include <rdma/rdma_user_cm.h>
 
-#include "core/ringnicd.h"
+#include "verbs/verbs.h"
+#include "wire/wire.h"
 
 /* How many ids the device holds, all channels together. */
 #define RN_CM_MAX_IDS 4096
@@ -32,7 +33,6 @@
 #define RN_CM_MAX_BACKLOG 1024
 
 #define RN_CM_MAD_LEN 256
-#define RN_CM_GSI_QKEY 0x80010000u
 #define RN_CM_UD_QKEY 0x01234567u /* RDMA_UDP_QKEY: rdma_cm's UD Q_Key */
 
 /* rdma_cm's event codes (librdmacm's enum rdma_cm_event_type, RDMACM.md 1.5). */
@@ -186,9 +186,7 @@ void rn_cm_id_destroy(struct rn_cm_id *id);
 void rn_cm_id_reveal(struct rn_cm_id *id);
 
 /* address.c */
-bool rn_cm_addr_any(const struct sockaddr *sa);
 uint16_t rn_cm_addr_port(const struct sockaddr *sa);
-void rn_cm_addr_set_port(struct sockaddr *sa, uint16_t port);
 socklen_t rn_cm_addr_len(const struct sockaddr *sa);
 int rn_cm_bind(struct rn_cm_id *id, const struct sockaddr *sa);
 int rn_cm_resolve_addr(struct rn_cm_id *id, const struct sockaddr *src,

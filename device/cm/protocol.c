@@ -72,7 +72,7 @@ static void gsi_send(struct rn_cm *cm, int gid_index, const uint8_t *dgid,
 		       (unsigned int)rn_mad_get(mad, 16, 2),
 		       (uint32_t)rn_mad_get(mad, RN_MAD_HDR_LEN, 4),
 		       (uint32_t)rn_mad_get(mad, RN_MAD_HDR_LEN + 4, 4));
-	rn_wire_gsi_send(cm->dev, gid_index, dgid, 0, 0, 1, RN_CM_GSI_QKEY,
+	rn_wire_gsi_send(cm->dev, gid_index, dgid, 0, 0, 1, RN_GSI_QKEY,
 			 mad, RN_CM_MAD_LEN);
 }
 
@@ -87,13 +87,13 @@ static void send_resent(struct rn_cm_id *id, uint64_t ms, uint32_t retries)
 	send_mad(id);
 	id->resend_ns = ms * 1000000ull;
 	id->resends_left = retries;
-	rn_timer_arm(&id->cm->dev->timers, &id->timer,
+	rn_timer_arm(&id->cm->dev->engine->timers, &id->timer,
 		     rn_now_ns() + id->resend_ns);
 }
 
 static void stop_resending(struct rn_cm_id *id)
 {
-	rn_timer_cancel(&id->cm->dev->timers, &id->timer);
+	rn_timer_cancel(&id->cm->dev->engine->timers, &id->timer);
 }
 
 static uint64_t new_tid(const struct rn_cm_id *id)
@@ -233,7 +233,7 @@ static struct rn_cm_event *conn_event(struct rn_cm_id *to, uint32_t event,
 static void timewait(struct rn_cm_id *id)
 {
 	id->state = RN_CM_TIMEWAIT;
-	rn_timer_arm(&id->cm->dev->timers, &id->timer,
+	rn_timer_arm(&id->cm->dev->engine->timers, &id->timer,
 		     rn_now_ns() + ms_of(id->local_ack_timeout) * 1000000ull);
 }
 
@@ -250,7 +250,7 @@ static void cm_timer(struct rn_timer *t, uint64_t now)
 	if (id->resends_left) {
 		id->resends_left--;
 		send_mad(id);
-		rn_timer_arm(&id->cm->dev->timers, &id->timer,
+		rn_timer_arm(&id->cm->dev->engine->timers, &id->timer,
 			     now + id->resend_ns);
 		return;
 	}
@@ -756,7 +756,7 @@ static void mra_recv(const struct mad_in *in)
 		return;
 	/* The peer needs time: wait for it, then resume resending. */
 	wait = (ms_of(in->d[9] >> 3) + ms_of(PATH_PACKET_LIFE_TIME)) * 1000000ull;
-	rn_timer_arm(&id->cm->dev->timers, &id->timer, rn_now_ns() + wait);
+	rn_timer_arm(&id->cm->dev->engine->timers, &id->timer, rn_now_ns() + wait);
 }
 
 static void dreq_recv(const struct mad_in *in)

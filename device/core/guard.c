@@ -30,7 +30,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "core/ringnicd.h"
+#include "core/core.h"
 
 static bool is_userfaultfd(int fd)
 {

@@ -41,6 +41,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/core.h"
 #include "core/memory.h"
 
 enum rn_mem_status rn_mr_check(const struct rn_mr *mr, uint32_t key,

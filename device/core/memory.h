@@ -10,7 +10,7 @@
 #define RN_MEMORY_H
 
 #include <sys/uio.h>
-#include "core/ringnicd.h"
+#include "core/types.h"
 
 enum rn_mem_status {
 	RN_MEM_OK = 0,

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "core/ringnicd.h"
+#include "core/core.h"
 
 static const char *const counter_names[RN_CNT_MAX] = RN_COUNTER_NAMES;
 

@@ -47,9 +47,9 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
-#include "core/ringnicd.h"
+#include "core/core.h"
 
-bool rn_client_alive(const struct rn_client *client)
+static bool client_alive(const struct rn_client *client)
 {
 	struct pollfd p = { .fd = client->pidfd, .events = POLLIN };
 
@@ -97,7 +97,7 @@ bool rn_client_mapped(const struct rn_client *client, uint64_t addr,
 		}
 	}
 	fclose(maps);
-	return ok && rn_client_alive(client);
+	return ok && client_alive(client);
 }
 
 int rn_client_attach(struct rn_client *client)
@@ -116,7 +116,7 @@ int rn_client_attach(struct rn_client *client)
 		goto err;
 	}
 	ret = ESRCH;
-	if (!rn_client_alive(client))
+	if (!client_alive(client))
 		goto err;
 	client->exit_watch = (struct rn_watch){ RN_WATCH_EXIT, client };
 	ev.data.ptr = &client->exit_watch;
@@ -145,7 +145,7 @@ void rn_client_detach(struct rn_client *client)
 bool rn_client_confirm(struct rn_client *client, pid_t sender)
 {
 	if (!client->confirmed && sender == client->pid &&
-	    rn_client_alive(client)) {
+	    client_alive(client)) {
 		client->confirmed = true;
 		rn_dbg("client pid %d confirmed\n", client->pid);
 	}

@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "daemon/daemon.h"
 #include "verbs/requests.h"
 
 int rn_control_listen(struct rn_device *dev)

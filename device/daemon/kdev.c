@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "daemon/daemon.h"
 #include "kernel-abi/ringnic-kdev.h"
 #include "verbs/requests.h"
 #include "wire/wire.h"
@@ -229,4 +230,32 @@ int rn_kdev_counters(struct rn_device *dev)
 	if (write(dev->kdev_fd, &out, sizeof(out)) != sizeof(out))
 		return errno ? errno : EIO;
 	return 0;
+}
+
+/* Kernel mode: a datagram to QP1 goes to the kernel's QP1, in the stub. */
+void rn_kdev_gsi_recv(struct rn_device *dev, const struct rn_wire_gsi *gsi)
+{
+	struct rn_kdev_gsi g = {
+		.len = gsi->len,
+		.sgid_index = gsi->gid_index,
+		.remote_qpn = gsi->src_qpn,
+		.qkey = gsi->qkey,
+		.flow_label = gsi->flow_label,
+		.traffic_class = gsi->tclass,
+		.hop_limit = gsi->hop_limit,
+		.ipv4 = gsi->ipv4,
+	};
+
+	/* A GSI datagram is one whole MAD: the MAD layer reads 256 bytes of
+	 * its buffer whatever arrived.
+	 */
+	if (gsi->len != sizeof(g.mad))
+		return;
+	memcpy(g.gid, gsi->sgid, sizeof(g.gid));
+	memcpy(g.local_gid, gsi->dgid, sizeof(g.local_gid));
+	memcpy(g.mad, gsi->mad, gsi->len);
+	g.type = RN_KDEV_GSI_RECV;
+	if (write(dev->kdev_fd, &g, sizeof(g)) != sizeof(g))
+		rn_dbg("a datagram to QP1 not taken by the kernel: %s\n",
+		       strerror(errno));
 }

@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/ringnicd.h"
+#include "daemon/daemon.h"
 #include "cm/cm.h"
 
 /*
@@ -280,8 +280,10 @@ static int setup(struct rn_device *dev)
 			return ret;
 		}
 	}
-	if (rn_device_init(dev, dev->guid) || rn_counters_init(dev))
+	if (rn_device_setup(dev, dev->guid) || rn_counters_init(dev))
 		return ENOMEM;
+	if (dev->kdev_fd >= 0)
+		rn_wire_set_gsi(dev, rn_kdev_gsi_recv);
 	set_limits(dev);
 	ret = rn_netdev_start(dev);
 	if (!ret)

@@ -27,7 +27,7 @@
 #include <netlink/route/route.h>
 #include <rdma/rdma_netlink.h>
 
-#include "core/ringnicd.h"
+#include "daemon/daemon.h"
 
 
 int rn_netdev_parse_address(const char *text, union ibv_gid *gid)

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/ringnicd.h"
+#include "daemon/daemon.h"
 #include "kernel-abi/ringnic-cm.h"
 
 /* The uverbs ABI version of the kernel being imitated (3..6 accepted). */
@@ -184,7 +184,7 @@ void rn_publish_counters(struct rn_device *dev)
 	now = rn_now_ns();
 	/* A file each costs a dozen system calls: not after every packet. */
 	if (now < dev->counters_next) {
-		rn_timer_arm(&dev->timers, &dev->counters_timer,
+		rn_timer_arm(&dev->engine->timers, &dev->counters_timer,
 			     dev->counters_next);
 		return;
 	}
@@ -284,7 +284,7 @@ static int make_dev_node(struct rn_device *dev)
 int rn_counters_init(struct rn_device *dev)
 {
 	rn_timer_init(&dev->counters_timer, counters_due);
-	return rn_timers_reserve(&dev->timers, ++dev->ntimers);
+	return rn_timers_reserve(&dev->engine->timers, ++dev->engine->ntimers);
 }
 
 int rn_publish(struct rn_device *dev)

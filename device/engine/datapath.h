@@ -1,23 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What the files of the data path share:
- *   engine.c  the scheduler: doorbells, the QPs with work, timers, sleep
+ * What the engine gives its transports (local/, wire/):
  *   sq.c      send queues: fetching WQEs, retiring and completing them
  *   rq.c      receive queues (a QP's or an SRQ's): taking receive WQEs,
  *             completing receives; what a request reaches at a responder
  *   access.c  a WQE's addresses resolved against MRs and windows
  *   mw.c      binding and invalidating memory windows
- *   local.c   executing a WQE whose destination is a QP of this device
- *   ud.c      UD sends: address handles, Q_Keys, the GRH
- *   batch.c   moving a run of SENDs and WRITEs in one copy
- *   wire/     the RoCEv2 transport, for QPs whose peer is elsewhere
- *             (wire/wire.h)
+ *   ud.c      UD receives: Q_Keys, the GRH, the receive completion
  */
 #ifndef RN_DATAPATH_H
 #define RN_DATAPATH_H
 
 #include "core/memory.h"
-#include "core/ringnicd.h"
+#include "engine/engine.h"
 #include "engine/wqe.h"
 
 /* sq.c */
@@ -101,17 +96,9 @@ enum ibv_wc_status rn_local_invalidate(struct rn_qp *qp, uint32_t rkey);
 /* SEND_WITH_INV at the responder: 0, or -1 when the key is not valid. */
 int rn_remote_invalidate(const struct rn_responder *resp, uint32_t rkey);
 
-/* local.c */
-struct rn_qp *rn_local_peer(struct rn_qp *qp);
-void rn_local_advance_psns(struct rn_qp *qp, struct rn_qp *dst, uint64_t len);
-bool rn_local_run(struct rn_qp *qp, uint64_t now, unsigned int budget);
-bool rn_qp_receiving(const struct rn_qp *qp);
-
 /* ud.c */
 #define RN_GRH_LEN 40
 
-enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
-			      uint32_t *byte_len);
 
 /* The IP header a datagram had (or would have had) on the wire. */
 struct rn_ud_ip {
@@ -124,8 +111,6 @@ struct rn_ud_ip {
 	uint32_t udp_len; /* UDP header through ICRC */
 };
 
-/* The GRH area of a UD receive, from that header. */
-void rn_ud_grh(uint8_t *grh, const struct rn_ud_ip *h);
 
 /* Where a datagram goes at its receiver. */
 struct rn_ud_rx {
@@ -147,17 +132,5 @@ enum rn_dma_status rn_ud_write_grh(struct rn_ud_rx *rx,
 /* The receive completes (st: how writing it went). */
 void rn_ud_complete(struct rn_ud_rx *rx, enum rn_dma_status st,
 		    struct rn_recv_result *res, bool ipv4);
-
-/* wire/datagram.c */
-enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
-				   const struct rn_ah_attr *av,
-				   unsigned int sgid_index, const uint8_t *dgid,
-				   uint32_t qkey, const struct rn_iovs *src,
-				   uint64_t len);
-
-/* batch.c */
-int rn_batch_init(struct rn_device *dev);
-bool rn_batchable(const struct rn_qp *qp, const struct rn_wqe *w);
-unsigned int rn_batch_run(struct rn_qp *qp, unsigned int budget);
 
 #endif

@@ -2,31 +2,23 @@
 /*
  * The engine: finds rung doorbells, keeps the QPs that have send work on a
  * list and gives each its turn, runs their timers, and tells the clients
- * when the device sleeps.  What a turn does is the path's business
- * (local.c); see datapath.h for who does what.
+ * when the device sleeps.  What a turn does is the business of the QP's
+ * transport (struct rn_transport_ops); the wire's own work (packets in,
+ * responses out) comes through the network ops it registers.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "engine/datapath.h"
 #include "base/table.h"
-#include "wire/wire.h"
-
-/* WQEs one QP may execute before the next QP gets its turn. */
-#define RN_QP_BUDGET 16
-/*
- * Packets a wire QP may send before the next QP gets its turn: a whole
- * batch, so that a run of equal packets leaves as one UDP GSO datagram.
- */
-#define RN_WIRE_QP_BUDGET RN_WIRE_TX_BATCH
+#include "engine/datapath.h"
 
 /* Put the QP on the list of QPs with work, unless it waits for a timer. */
 void rn_engine_schedule(struct rn_qp *qp)
 {
 	if (!qp->active && !rn_timer_armed(&qp->wait_timer)) {
 		qp->active = true;
-		rn_list_add_tail(&qp->client->dev->active, &qp->active_link);
+		rn_list_add_tail(&qp->client->dev->engine->active, &qp->active_link);
 	}
 }
 
@@ -51,9 +43,9 @@ int rn_engine_qp_add(struct rn_qp *qp)
 
 	rn_list_init(&qp->active_link);
 	rn_timer_init(&qp->wait_timer, wait_over);
-	if (rn_timers_reserve(&dev->timers, dev->ntimers + 1))
+	if (rn_timers_reserve(&dev->engine->timers, dev->engine->ntimers + 1))
 		return ENOMEM;
-	dev->ntimers++;
+	dev->engine->ntimers++;
 	return 0;
 }
 
@@ -61,30 +53,52 @@ void rn_engine_qp_remove(struct rn_qp *qp)
 {
 	rn_engine_unschedule(qp);
 	rn_engine_cancel_wait(qp);
-	qp->client->dev->ntimers--;
+	qp->client->dev->engine->ntimers--;
 }
 
 /* The requester waits until 'until' (UINT64_MAX: until cancelled). */
 void rn_engine_wait(struct rn_qp *qp, uint64_t until)
 {
 	rn_engine_unschedule(qp);
-	rn_timer_arm(&qp->client->dev->timers, &qp->wait_timer, until);
+	rn_timer_arm(&qp->client->dev->engine->timers, &qp->wait_timer, until);
 }
 
 void rn_engine_cancel_wait(struct rn_qp *qp)
 {
-	rn_timer_cancel(&qp->client->dev->timers, &qp->wait_timer);
+	rn_timer_cancel(&qp->client->dev->engine->timers, &qp->wait_timer);
 }
 
-/* The engine's working memory. */
+/* The engine's state and working memory. */
 int rn_engine_init(struct rn_device *dev)
 {
-	dev->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);
-	/* aligned_alloc wants a size that is a multiple of the alignment. */
-	dev->stage = aligned_alloc(64, (sizeof(*dev->stage) + 63) & ~(size_t)63);
-	if (!dev->bounce || !dev->stage)
+	struct rn_engine *e = calloc(1, sizeof(*e));
+
+	if (!e)
 		return ENOMEM;
-	return rn_batch_init(dev) ?: rn_wire_init(dev);
+	dev->engine = e;
+	rn_list_init(&e->active);
+	e->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);
+	/* aligned_alloc wants a size that is a multiple of the alignment. */
+	e->stage = aligned_alloc(64, (sizeof(*e->stage) + 63) & ~(size_t)63);
+	if (!e->bounce || !e->stage)
+		return ENOMEM;
+	return 0;
+}
+
+/* The wire registers its device-wide work (wire/netio.c). */
+void rn_engine_set_network(struct rn_device *dev,
+			   const struct rn_network_ops *ops)
+{
+	dev->engine->network = ops;
+}
+
+/* Packets built this pass leave. */
+static void network_flush(struct rn_device *dev)
+{
+	const struct rn_network_ops *net = dev->engine->network;
+
+	if (net)
+		net->flush(dev);
 }
 
 /* ---- flushing -------------------------------------------------------------- */
@@ -98,7 +112,7 @@ void rn_engine_flush(struct rn_qp *qp)
 
 /* ---- doorbells ------------------------------------------------------------- */
 
-void rn_engine_doorbell(struct rn_qp *qp)
+static void doorbell(struct rn_qp *qp)
 {
 	uint64_t rec = __atomic_load_n(&qp->ctrl->sq_db, __ATOMIC_ACQUIRE);
 	enum ibv_qp_state state = qp->attr.qp_state;
@@ -146,15 +160,12 @@ void rn_engine_drain(struct rn_qp *qp)
 {
 	uint64_t now;
 
-	rn_engine_doorbell(qp);
+	doorbell(qp);
 	if (!qp->active)
 		return;
 	now = rn_now_ns();
-	if (qp->wire)
-		rn_wire_qp_run(qp, now, qp->sq_slots);
-	else
-		rn_local_run(qp, now, qp->sq_slots);
-	rn_wire_flush(qp->client->dev);
+	qp->transport->run(qp, now, qp->sq_slots);
+	network_flush(qp->client->dev);
 }
 
 /* Take the rung doorbells of one bitmap; calls ring(table entry) for each. */
@@ -188,7 +199,7 @@ static bool scan(struct rn_doorbells *db, struct rn_table *objs,
 
 static void ring_qp(void *qp)
 {
-	rn_engine_doorbell(qp);
+	doorbell(qp);
 }
 
 static void ring_cq(void *cq)
@@ -208,6 +219,7 @@ static bool scan_doorbells(struct rn_client *client)
 
 bool rn_engine_pass(struct rn_device *dev, uint64_t now)
 {
+	const struct rn_network_ops *net = dev->engine->network;
 	struct rn_list *pos, *tmp;
 	bool progress = false;
 
@@ -217,40 +229,36 @@ bool rn_engine_pass(struct rn_device *dev, uint64_t now)
 		if (client->opened)
 			progress |= scan_doorbells(client);
 	}
-	progress |= rn_timers_run(&dev->timers, now);
-	if (dev->wire->nqps)
-		progress |= rn_wire_receive(dev);
-	progress |= rn_wire_reply(dev, now);
-	rn_list_for_each_safe(pos, tmp, &dev->active) {
+	progress |= rn_timers_run(&dev->engine->timers, now);
+	if (net)
+		progress |= net->receive(dev) | net->reply(dev, now);
+	rn_list_for_each_safe(pos, tmp, &dev->engine->active) {
 		struct rn_qp *qp = rn_container_of(pos, struct rn_qp, active_link);
 
-		if (qp->wire) {
-			progress |= rn_wire_qp_run(qp, now, RN_WIRE_QP_BUDGET);
-			if (qp->active && !rn_wire_qp_busy(qp))
-				rn_engine_unschedule(qp);
-		} else {
-			progress |= rn_local_run(qp, now, RN_QP_BUDGET);
-			if (qp->active && (qp->sq_head == qp->sq_prod ||
-					   qp->attr.qp_state != IBV_QPS_RTS))
-				rn_engine_unschedule(qp);
-		}
+		const struct rn_transport_ops *t = qp->transport;
+
+		progress |= t->run(qp, now, t->budget);
+		if (qp->active && !t->busy(qp))
+			rn_engine_unschedule(qp);
 		/* run_sq may have moved the responder into ERR, taking it off
 		 * the list; if that was the next node, end this walk here.
 		 */
-		if (tmp != &dev->active &&
+		if (tmp != &dev->engine->active &&
 		    !rn_container_of(tmp, struct rn_qp, active_link)->active)
 			break;
 	}
-	rn_wire_flush(dev);
+	network_flush(dev);
 	return progress;
 }
 
 /* When the engine has work next: 0 when some QP can run now. */
 uint64_t rn_engine_next_timer(struct rn_device *dev)
 {
-	if (!rn_list_empty(&dev->active) || rn_wire_pending(dev))
+	const struct rn_network_ops *net = dev->engine->network;
+
+	if (!rn_list_empty(&dev->engine->active) || (net && net->pending(dev)))
 		return 0;
-	return rn_timers_next(&dev->timers);
+	return rn_timers_next(&dev->engine->timers);
 }
 
 /*

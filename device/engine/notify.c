@@ -19,7 +19,7 @@
 
 #include "kernel-abi/ringnic-kdev.h"
 #include "base/util.h"
-#include "core/ringnicd.h"
+#include "engine/engine.h"
 
 
 /*
@@ -42,24 +42,6 @@ static bool triggered(const struct rn_cq *cq, uint32_t level)
 	default:
 		return false;
 	}
-}
-
-/*
- * An event for a kernel context (kdev.c): handle is a CQ's or a QP's; the
- * kernel delivers it on the context's own channels.
- */
-void rn_kdev_event(struct rn_client *client, uint32_t handle, uint32_t event)
-{
-	struct rn_kdev_event ev = {
-		.type = RN_KDEV_EVENT,
-		.ctx = client->kctx,
-		.event = event,
-		.handle = handle,
-	};
-
-	if (write(client->dev->kdev_fd, &ev, sizeof(ev)) != sizeof(ev))
-		rn_dbg("pid %d: event %u dropped: %s\n", client->pid, event,
-		       strerror(errno));
 }
 
 static void deliver(struct rn_cq *cq)

@@ -21,18 +21,18 @@ static struct rn_stage *stage_for(struct rn_qp *qp)
 {
 	struct rn_device *dev = qp->client->dev;
 
-	if (dev->stage_qp != qp) {
-		dev->stage_qp = qp;
-		rn_stage_reset(dev->stage, qp->sq_head);
+	if (dev->engine->stage_qp != qp) {
+		dev->engine->stage_qp = qp;
+		rn_stage_reset(dev->engine->stage, qp->sq_head);
 	}
-	return dev->stage;
+	return dev->engine->stage;
 }
 
 /* The QP's staged slots are no longer its (reset, destroyed). */
 void rn_sq_forget(struct rn_qp *qp)
 {
-	if (qp->client->dev->stage_qp == qp)
-		qp->client->dev->stage_qp = NULL;
+	if (qp->client->dev->engine->stage_qp == qp)
+		qp->client->dev->engine->stage_qp = NULL;
 }
 
 /* Fetch the WQE at slot counter pos of the chain, counting the groups. */

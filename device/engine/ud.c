@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * UD sends.  A datagram goes where its address handle and remote QPN say:
- * to a QP of this device directly, or on the wire (wire/datagram.c) when
- * the destination GID is not one of ours (or --local-on-wire).  The
- * receiver takes it only with the right Q_Key and a receive WQE, and gets
+ * UD receives, wherever the datagram comes from (local/ud.c, or the wire's
+ * wire/datagram.c).  The receiver takes it only with the right Q_Key and a receive WQE, and gets
  * the 40-byte GRH area first, filled as rxe fills it from the packet's IP
  * header (../shared/ROCE.md 4.4): for IPv4 20 zero bytes then the IPv4
  * header, for IPv6 the IPv6 header.  UD is unreliable: whatever the
@@ -18,11 +16,6 @@
 #include "engine/datapath.h"
 #include "base/table.h"
 
-#define RN_QKEY_OWN 0x80000000u /* "use the QP's own Q_Key" */
-
-/* Bytes a UD packet adds to its payload after the IP header. */
-#define RN_UD_HDRS (8 /* UDP */ + 12 /* BTH */ + 8 /* DETH */)
-#define RN_ICRC_LEN 4
 
 
 static uint16_t ipv4_checksum(const uint8_t *hdr)
@@ -37,7 +30,7 @@ static uint16_t ipv4_checksum(const uint8_t *hdr)
 	return (uint16_t)~sum;
 }
 
-void rn_ud_grh(uint8_t *grh, const struct rn_ud_ip *h)
+static void fill_grh(uint8_t *grh, const struct rn_ud_ip *h)
 {
 	uint8_t *ip = grh + 20;
 
@@ -122,7 +115,7 @@ enum rn_dma_status rn_ud_write_grh(struct rn_ud_rx *rx,
 	uint8_t grh[RN_GRH_LEN];
 	struct rn_iovs part;
 
-	rn_ud_grh(grh, h);
+	fill_grh(grh, h);
 	rn_iovs_sub(&rx->dsts, 0, RN_GRH_LEN, &part);
 	rn_iovs_sub(&rx->dsts, RN_GRH_LEN, rx->dsts.len - RN_GRH_LEN, payload);
 	return rn_dma_to(&part, grh, RN_GRH_LEN);
@@ -145,80 +138,4 @@ void rn_ud_complete(struct rn_ud_rx *rx, enum rn_dma_status st,
 		rn_qp_to_error(rx->resp.qp);
 		return;
 	}
-}
-
-enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
-			      uint32_t *byte_len)
-{
-	struct rn_device *dev = qp->client->dev;
-	struct rn_ah *ah = rn_table_get(&qp->client->ahs, w->dest.ah);
-	struct rn_recv_result res;
-	struct rn_iovs src, payload;
-	enum ibv_wc_status st;
-	enum rn_dma_status dma;
-	struct rn_ud_ip ip;
-	struct rn_ud_rx rx;
-	uint8_t dgid[16];
-	uint32_t qkey;
-	uint64_t len;
-	int index;
-
-	if (!ah || ah->pd != qp->pd)
-		return IBV_WC_LOC_QP_OP_ERR;
-	st = rn_gather(qp, w, &src, &len);
-	if (st)
-		return st;
-	if (len > rn_port_mtu_bytes(dev))
-		return IBV_WC_LOC_LEN_ERR;
-	*byte_len = len;
-
-	/* Without a GRH the AH can only mean this port, by its first GID.
-	 * A source address that went away since the AH was made routes
-	 * nowhere.
-	 */
-	index = ah->attr.is_global ? ah->attr.sgid_index :
-				     rn_port_gid_first(dev);
-	if (index < 0 || !rn_port_gid_valid(dev, index)) {
-		dropped(dev, RN_CNT_NO_ROUTE);
-		return IBV_WC_SUCCESS;
-	}
-	if (ah->attr.is_global)
-		memcpy(dgid, ah->attr.dgid, 16);
-	else
-		memcpy(dgid, dev->port.gids[index].raw, 16);
-	qkey = w->dest.remote_qkey & RN_QKEY_OWN ? qp->attr.qkey :
-						  w->dest.remote_qkey;
-	if (dev->local_on_wire || rn_port_gid_index(dev, dgid) < 0)
-		return rn_wire_ud_send(qp, w, &ah->attr, index, dgid, qkey,
-				       &src, len);
-
-	if (!rn_ud_receiver(dev, w->dest.remote_qpn, qkey, len, &rx))
-		return IBV_WC_SUCCESS;
-	ip = (struct rn_ud_ip){
-		.sgid = dev->port.gids[index].raw,
-		.dgid = dgid,
-		.tclass = ah->attr.traffic_class,
-		.hop_limit = ah->attr.hop_limit,
-		.flow_label = ah->attr.flow_label,
-		/* As ringnicd sends it: ID 0; the UDP length counts BTH,
-		 * DETH, the immediate, payload, pad and ICRC.
-		 */
-		.udp_len = RN_UD_HDRS + (w->opcode == RN_OP_SEND_IMM ? 4 : 0) +
-			   len + (-len & 3) + RN_ICRC_LEN,
-	};
-	dma = rn_ud_write_grh(&rx, &ip, &payload);
-	if (!dma) {
-		if (w->flags & RN_WQE_INLINE)
-			dma = rn_dma_to(&payload, w->inline_data, len);
-		else
-			dma = rn_dma_copy(&src, &payload, len, dev->bounce,
-					  RN_BOUNCE_SIZE);
-	}
-	/* A sender that cannot be read is the sender's error. */
-	if (dma == RN_DMA_SRC_FAULT)
-		return IBV_WC_LOC_PROT_ERR;
-	res = rn_recv_result_of(w, IBV_WC_RECV, len + RN_GRH_LEN, qp->qpn);
-	rn_ud_complete(&rx, dma, &res, rn_gid_is_ipv4(ip.sgid) &&
-					      rn_gid_is_ipv4(ip.dgid));
-	return IBV_WC_SUCCESS;
 }

@@ -6,7 +6,7 @@
 #ifndef RN_WQE_H
 #define RN_WQE_H
 
-#include "core/ringnicd.h"
+#include "engine/engine.h"
 
 /* Limits a WQE of one QP must respect, from the QP's actual caps. */
 struct rn_wqe_limits {

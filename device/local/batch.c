@@ -18,12 +18,12 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "engine/datapath.h"
+#include "local/local.h"
 
 #define RN_BATCH_WQES 64
 #define RN_BATCH_IOVS 1024 /* ranges gathered, and scattered */
 
-struct batch {
+struct rn_batch {
 	struct rn_wqe w[RN_BATCH_WQES];
 	struct rn_rwqe r[RN_BATCH_WQES]; /* the receive WQE a WQE consumes */
 	uint64_t len[RN_BATCH_WQES];
@@ -36,10 +36,10 @@ struct batch {
 	bool inline_data;
 };
 
-int rn_batch_init(struct rn_device *dev)
+int rn_local_init(struct rn_device *dev)
 {
-	dev->batch = malloc(sizeof(*dev->batch));
-	return dev->batch ? 0 : ENOMEM;
+	dev->engine->batch = malloc(sizeof(*dev->engine->batch));
+	return dev->engine->batch ? 0 : ENOMEM;
 }
 
 /* Append to an iovec list, merging with the last entry when adjacent. */
@@ -81,7 +81,7 @@ static bool consumes_receive(uint8_t op)
 }
 
 /* Where the data of w goes at the responder, if every check would pass. */
-static bool batch_destination(struct batch *b, const struct rn_wqe *w,
+static bool batch_destination(struct rn_batch *b, const struct rn_wqe *w,
 			      uint64_t len, struct rn_iovs *to)
 {
 	const struct rn_responder *resp = &b->resp;
@@ -99,7 +99,7 @@ static bool batch_destination(struct batch *b, const struct rn_wqe *w,
 }
 
 /* Add w (fetched into b->w[b->n]) if it fits and every check would pass. */
-static bool batch_add(struct batch *b, struct rn_qp *qp, const struct rn_wqe *w)
+static bool batch_add(struct rn_batch *b, struct rn_qp *qp, const struct rn_wqe *w)
 {
 	unsigned int nsrc = b->nsrc, ndst = b->ndst;
 	struct rn_iovs src, to;
@@ -127,9 +127,9 @@ static bool batch_add(struct batch *b, struct rn_qp *qp, const struct rn_wqe *w)
 }
 
 /* Gather everything into the bounce buffer, scatter it out. */
-static bool batch_copy(struct batch *b, struct rn_qp *qp)
+static bool batch_copy(struct rn_batch *b, struct rn_qp *qp)
 {
-	uint8_t *bounce = qp->client->dev->bounce;
+	uint8_t *bounce = qp->client->dev->engine->bounce;
 	uint64_t off = 0;
 	unsigned int i;
 
@@ -160,7 +160,7 @@ bool rn_batchable(const struct rn_qp *qp, const struct rn_wqe *w)
  */
 unsigned int rn_batch_run(struct rn_qp *qp, unsigned int budget)
 {
-	struct batch *b = qp->client->dev->batch;
+	struct rn_batch *b = qp->client->dev->engine->batch;
 	struct rn_qp *dst = rn_local_peer(qp);
 	uint64_t pos = qp->sq_head;
 	unsigned int i;

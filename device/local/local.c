@@ -17,15 +17,7 @@
  */
 #include <stdint.h>
 
-#include "engine/datapath.h"
-#include "verbs/qp_rules.h"
-
-/* May the QP take requests now?  (SQE still receives: only its SQ failed.) */
-bool rn_qp_receiving(const struct rn_qp *qp)
-{
-	return qp->attr.qp_state >= IBV_QPS_RTR &&
-	       qp->attr.qp_state <= IBV_QPS_SQE;
-}
+#include "local/local.h"
 
 static bool reliable(const struct rn_qp *qp)
 {
@@ -132,7 +124,7 @@ static enum rn_dma_status move_out(struct rn_device *dev, const struct rn_wqe *w
 {
 	if (w->flags & RN_WQE_INLINE)
 		return rn_dma_to(dst, w->inline_data, len);
-	return rn_dma_copy(src, dst, len, dev->bounce, RN_BOUNCE_SIZE);
+	return rn_dma_copy(src, dst, len, dev->engine->bounce, RN_BOUNCE_SIZE);
 }
 
 /* The responder the request of w reaches at dst (XRC names its SRQ). */
@@ -316,7 +308,7 @@ static struct result exec_read(struct rn_qp *qp, const struct rn_wqe *w)
 			       IBV_ACCESS_REMOTE_READ, &remote))
 		return refused(qp, dst, IBV_WC_REM_ACCESS_ERR,
 			       IBV_EVENT_QP_ACCESS_ERR, 0);
-	switch (rn_dma_copy(&remote, &local, local.len, dev->bounce,
+	switch (rn_dma_copy(&remote, &local, local.len, dev->engine->bounce,
 			    RN_BOUNCE_SIZE)) {
 	case RN_DMA_GONE:
 		return unanswered(qp, 0);
@@ -471,7 +463,7 @@ static bool retry_or_fail(struct rn_qp *qp, const struct result *res,
 }
 
 /* Execute up to 'budget' WQEs of the QP's send queue. */
-bool rn_local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
+static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 {
 	bool progress = false;
 	struct rn_wqe w;
@@ -510,3 +502,18 @@ bool rn_local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 	}
 	return progress;
 }
+
+/* After a turn: WQEs are left, and the QP may still start them. */
+static bool local_busy(const struct rn_qp *qp)
+{
+	return qp->sq_head != qp->sq_prod && qp->attr.qp_state == IBV_QPS_RTS;
+}
+
+/* WQEs one QP may execute before the next QP gets its turn. */
+#define RN_LOCAL_QP_BUDGET 16
+
+const struct rn_transport_ops rn_local_transport = {
+	.run = local_run,
+	.busy = local_busy,
+	.budget = RN_LOCAL_QP_BUDGET,
+};

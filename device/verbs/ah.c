@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "core/ringnicd.h"
+#include "verbs/verbs.h"
 #include "base/table.h"
 
 int rn_ah_create(struct rn_client *client, const struct rn_ctl_create_ah_req *req,

@@ -16,84 +16,11 @@
 #include <unistd.h>
 
 #include "base/util.h"
-#include "engine/datapath.h"
+#include "local/local.h"
 #include "verbs/qp_rules.h"
+#include "wire/wire.h"
 
 
-
-struct rn_qp *rn_qp_by_qpn(struct rn_device *dev, uint32_t qpn)
-{
-	struct rn_qp *qp = rn_table_get(&dev->qpns, qpn & RN_QPN_INDEX_MASK);
-
-	return qp && qp->qpn == qpn ? qp : NULL;
-}
-
-/* An async event of the QP, to every context that holds it. */
-void rn_qp_event(struct rn_qp *qp, enum ibv_event_type event)
-{
-	uint32_t i;
-
-	if (!qp->nopeners) {
-		rn_async_event(qp->client, qp->handle, qp->user_handle, event);
-		return;
-	}
-	for (i = 0; i < qp->nopeners; i++)
-		rn_async_event(qp->openers[i].client, qp->openers[i].handle,
-			       qp->openers[i].user_handle, event);
-}
-
-void rn_qp_set_state(struct rn_qp *qp, enum ibv_qp_state state)
-{
-	qp->attr.qp_state = state;
-	/* Tells the provider, e.g. that the device moved the QP to ERR. */
-	__atomic_store_n(&qp->ctrl->state, state, __ATOMIC_RELEASE);
-}
-
-void rn_qp_to_error(struct rn_qp *qp)
-{
-	if (qp->attr.qp_state == IBV_QPS_ERR)
-		return;
-	rn_qp_set_state(qp, IBV_QPS_ERR);
-	/*
-	 * The state store before the flush reads rq_prod; the provider stores
-	 * rq_prod before it reads the state (post_recv).  With a fence on both
-	 * sides, a receive posted meanwhile is either flushed here or rung for.
-	 */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	rn_engine_cancel_wait(qp);
-	rn_wire_qp_stop(qp, true);
-	rn_engine_flush(qp);
-	/* It takes nothing more from its SRQ: the consumer may destroy it. */
-	if (qp->srq)
-		rn_qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
-}
-
-/* The QP fails for good: an async event, then the error state. */
-void rn_qp_fatal(struct rn_qp *qp, enum ibv_event_type event)
-{
-	rn_qp_event(qp, event);
-	rn_qp_to_error(qp);
-}
-
-/*
- * A send WQE completed in error.  A reliable QP goes to ERR; on UD and UC
- * only the send queue fails (SQE: its WQEs are flushed, receives go on,
- * modify_qp can bring it back to RTS).
- */
-void rn_qp_send_failed(struct rn_qp *qp)
-{
-	if (qp->qp_type != IBV_QPT_UD && qp->qp_type != IBV_QPT_UC) {
-		rn_qp_to_error(qp);
-		return;
-	}
-	if (qp->attr.qp_state == IBV_QPS_ERR || qp->attr.qp_state == IBV_QPS_SQE)
-		return;
-	rn_qp_set_state(qp, IBV_QPS_SQE);
-	rn_engine_cancel_wait(qp);
-	rn_wire_qp_stop(qp, false);
-	rn_engine_unschedule(qp);
-	rn_sq_flush(qp);
-}
 
 static bool has_sq(uint8_t type)
 {
@@ -280,6 +207,7 @@ int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *re
 	ret = qpn_assign(qp);
 	if (ret)
 		goto err_handle;
+	qp->transport = &rn_local_transport;
 	ret = rn_engine_qp_add(qp);
 	if (ret)
 		goto err_qpn;
@@ -420,7 +348,7 @@ static void apply_attrs(struct rn_qp *qp, const struct rn_qp_attr *a,
 static void qp_reset(struct rn_qp *qp, const struct rn_ctl_modify_qp_req *req)
 {
 	rn_engine_unschedule(qp);
-	rn_wire_qp_free(qp);
+	rn_qp_transport_release(qp, &rn_local_transport);
 	rn_sq_forget(qp);
 	memset(&qp->attr, 0, sizeof(qp->attr));
 	set_sgid(qp, -1);
@@ -463,6 +391,28 @@ static bool connected(uint8_t type)
 	return type != IBV_QPT_UD;
 }
 
+/*
+ * RTR: the address vector picks the QP's transport: the local path when
+ * it names one of this device's GIDs (unless --local-on-wire), else the
+ * wire.  Returns 0, or EINVAL when its GIDs cannot make a path, or ENOMEM.
+ */
+static int connect_path(struct rn_qp *qp)
+{
+	struct rn_device *dev = qp->client->dev;
+	const struct rn_ah_attr *av = &qp->attr.ah_attr;
+	int sgid_index = av->is_global ? av->sgid_index : rn_port_gid_first(dev);
+	const uint8_t *dgid;
+
+	if (sgid_index < 0)
+		return EINVAL;
+	dgid = av->is_global ? av->dgid : dev->port.gids[sgid_index].raw;
+	if (!dev->local_on_wire && rn_port_gid_index(dev, dgid) >= 0) {
+		rn_qp_transport_release(qp, &rn_local_transport);
+		return 0;
+	}
+	return rn_wire_qp_connect(qp, sgid_index, dgid);
+}
+
 int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *req)
 {
 	struct rn_qp *qp = rn_table_get(&client->qps, req->handle);
@@ -494,7 +444,7 @@ int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *re
 	apply_attrs(qp, &req->attr, mask);
 	/* The address vector is set at RTR: the wire, or the local path. */
 	if (next == IBV_QPS_RTR && cur == IBV_QPS_INIT && connected(qp->qp_type)) {
-		ret = rn_wire_qp_connect(qp);
+		ret = connect_path(qp);
 		if (ret) {
 			qp->attr = saved;
 			return ret;
@@ -502,7 +452,7 @@ int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *re
 	}
 	rn_qp_set_state(qp, next);
 	if (next == IBV_QPS_RTS && (cur == IBV_QPS_RTR || cur == IBV_QPS_SQE))
-		rn_wire_qp_start(qp);
+		rn_qp_transport_start(qp);
 	if (next == IBV_QPS_RTS && qp->sq_head != qp->sq_prod)
 		rn_engine_schedule(qp);
 	/* SQD starts no WQE.  On the local path WQEs execute whole, between
@@ -515,16 +465,6 @@ int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *re
 		qp->sqd_notify = false;
 	rn_qp_sq_drain_check(qp);
 	return 0;
-}
-
-/* SQ_DRAINED, if it was asked for and nothing is in flight any more. */
-void rn_qp_sq_drain_check(struct rn_qp *qp)
-{
-	if (!qp->sqd_notify || qp->attr.qp_state != IBV_QPS_SQD ||
-	    rn_wire_qp_in_flight(qp))
-		return;
-	qp->sqd_notify = false;
-	rn_qp_event(qp, IBV_EVENT_SQ_DRAINED);
 }
 
 int rn_qp_query(struct rn_client *client, uint32_t handle,
@@ -546,7 +486,7 @@ static void qp_free(struct rn_qp *qp)
 	struct rn_client *client = qp->client;
 
 	rn_engine_qp_remove(qp);
-	rn_wire_qp_free(qp);
+	rn_qp_transport_release(qp, NULL);
 	rn_sq_forget(qp);
 	rn_table_remove(&client->dev->qpns, qp->qpn & RN_QPN_INDEX_MASK);
 	set_sgid(qp, -1);

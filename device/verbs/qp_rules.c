@@ -283,23 +283,3 @@ int rn_qp_check_modify(enum ibv_qp_type type, enum ibv_qp_state cur,
 	*next = to;
 	return 0;
 }
-
-uint64_t rn_rnr_timer_ns(uint8_t code)
-{
-	/* IB spec table 45, in units of 10 us; code 0 is the longest. */
-	static const uint32_t units[32] = {
-		65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
-		256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
-		12288, 16384, 24576, 32768, 49152,
-	};
-
-	return (uint64_t)units[code & 31] * 10000;
-}
-
-uint64_t rn_ack_timeout_ns(uint8_t timeout)
-{
-	if (!timeout)
-		return UINT64_MAX;
-	/* 4.096 us * 2^timeout = 4096 ns << timeout */
-	return 4096ull << (timeout & 31);
-}

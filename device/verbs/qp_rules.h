@@ -4,7 +4,7 @@
 #define RN_QP_RULES_H
 
 #include <stdint.h>
-#include "core/ringnicd.h"
+#include "verbs/verbs.h"
 
 /*
  * Check a modify_qp of a QP of this type now in state 'cur': the
@@ -17,10 +17,5 @@
 int rn_qp_check_modify(enum ibv_qp_type type, enum ibv_qp_state cur,
 		       const struct rn_qp_attr *attr, uint32_t mask,
 		       uint32_t gid_mask, enum ibv_qp_state *next);
-
-/* RNR NAK timer (IB table of min_rnr_timer codes) in nanoseconds. */
-uint64_t rn_rnr_timer_ns(uint8_t code);
-/* Local ACK timeout: 4.096 us * 2^timeout; 0 means infinite (UINT64_MAX). */
-uint64_t rn_ack_timeout_ns(uint8_t timeout);
 
 #endif

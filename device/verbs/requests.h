@@ -7,7 +7,7 @@
 #ifndef RN_REQUESTS_H
 #define RN_REQUESTS_H
 
-#include "core/ringnicd.h"
+#include "verbs/verbs.h"
 
 struct rn_msg {
 	union {

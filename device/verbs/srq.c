@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
-#include "core/ringnicd.h"
+#include "verbs/verbs.h"
 #include "base/table.h"
 
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "core/ringnicd.h"
+#include "verbs/verbs.h"
 #include "base/table.h"
 
 static struct rn_xrcd *find_named(struct rn_device *dev, const struct stat *st)

@@ -24,8 +24,7 @@
  * unacknowledged, the requester goes back to the oldest (retry_cnt).
  * Timeout = 4.096 us * 2^timeout; 0 means no timer, as in rxe.
  */
-#include "verbs/qp_rules.h"
-#include "wire/wire.h"
+#include "wire/internal.h"
 
 static bool read_or_atomic(uint8_t op)
 {
@@ -57,13 +56,13 @@ void rn_wire_retrans_start(struct rn_wire_qp *wq)
 
 	if (t == UINT64_MAX || rn_timer_armed(&wq->retrans_timer))
 		return;
-	rn_timer_arm(&rn_wire_dev(wq)->timers, &wq->retrans_timer, rn_now_ns() + t);
+	rn_timer_arm(&rn_wire_dev(wq)->engine->timers, &wq->retrans_timer, rn_now_ns() + t);
 }
 
 /* Progress: the timer runs again from now, or stops if all is answered. */
 static void progress(struct rn_wire_qp *wq)
 {
-	struct rn_timers *ts = &rn_wire_dev(wq)->timers;
+	struct rn_timers *ts = &rn_wire_dev(wq)->engine->timers;
 	uint64_t t = rn_ack_timeout_ns(wq->qp->attr.timeout);
 
 	wq->retry_left = wq->qp->attr.retry_cnt;
@@ -246,8 +245,8 @@ static void nak(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 		}
 		rn_wire_requester_rewind(wq, psn);
 		wq->rnr_wait = true;
-		rn_timer_cancel(&rn_wire_dev(wq)->timers, &wq->retrans_timer);
-		rn_timer_arm(&rn_wire_dev(wq)->timers, &wq->rnr_timer,
+		rn_timer_cancel(&rn_wire_dev(wq)->engine->timers, &wq->retrans_timer);
+		rn_timer_arm(&rn_wire_dev(wq)->engine->timers, &wq->rnr_timer,
 			     rn_now_ns() + rn_rnr_timer_ns(value));
 		return;
 	}

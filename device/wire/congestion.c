@@ -28,7 +28,7 @@
  * neither marks nor sends CNPs (ROCE.md 2.6), and drops the CNPs it gets:
  * against rxe none of this acts.
  */
-#include "wire/wire.h"
+#include "wire/internal.h"
 
 /* Notification point: CNPs to one QP at most this often. */
 #define RN_CC_CNP_GAP_NS 50000ull
@@ -79,7 +79,7 @@ void rn_wire_cc_marked(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt,
 
 static void unlimit(struct rn_wire_qp *wq)
 {
-	struct rn_timers *ts = &rn_wire_dev(wq)->timers;
+	struct rn_timers *ts = &rn_wire_dev(wq)->engine->timers;
 
 	rn_timer_cancel(ts, &wq->cc.period_timer);
 	rn_timer_cancel(ts, &wq->cc.pace_timer);
@@ -121,7 +121,7 @@ static void period_over(struct rn_timer *t, uint64_t now)
 			return;
 		}
 	}
-	rn_timer_arm(&rn_wire_dev(wq)->timers, t, now + RN_CC_PERIOD_NS);
+	rn_timer_arm(&rn_wire_dev(wq)->engine->timers, t, now + RN_CC_PERIOD_NS);
 }
 
 static void pace_over(struct rn_timer *t, uint64_t now)
@@ -173,7 +173,7 @@ void rn_wire_cc_cut(struct rn_wire_qp *wq, uint64_t now)
 		cc->rate = cc->line;
 		cc->alpha = RN_CC_ONE;
 		cc->next_send = now;
-		rn_timer_arm(&rn_wire_dev(wq)->timers, &cc->period_timer,
+		rn_timer_arm(&rn_wire_dev(wq)->engine->timers, &cc->period_timer,
 			     now + RN_CC_PERIOD_NS);
 	}
 	cc->target = cc->rate;
@@ -196,7 +196,7 @@ bool rn_wire_cc_may_send(struct rn_wire_qp *wq, uint64_t now)
 	if (cc->next_send <= now)
 		return true;
 	cc->paced = true;
-	rn_timer_arm(&rn_wire_dev(wq)->timers, &cc->pace_timer, cc->next_send);
+	rn_timer_arm(&rn_wire_dev(wq)->engine->timers, &cc->pace_timer, cc->next_send);
 	return false;
 }
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/wire.h"
+#include "wire/internal.h"
 
 /* Started WQEs a QP may have: each takes a PSN at least. */
 #define RN_WIRE_MAX_SENDS RN_WIRE_WINDOW
@@ -65,7 +65,7 @@ static struct rn_wire_qp *wire_alloc(struct rn_qp *qp)
 	struct rn_wire_qp *wq;
 	uint32_t n = 1;
 
-	if (rn_timers_reserve(&dev->timers, dev->ntimers + 4))
+	if (rn_timers_reserve(&dev->engine->timers, dev->engine->ntimers + 4))
 		return NULL;
 	wq = calloc(1, sizeof(*wq));
 	if (!wq)
@@ -85,12 +85,12 @@ static struct rn_wire_qp *wire_alloc(struct rn_qp *qp)
 	rn_wire_cc_init(wq);
 	rn_list_init(&wq->ack_link);
 	rn_list_init(&wq->work_link);
-	dev->ntimers += 4;
-	dev->wire->nqps++;
+	dev->engine->ntimers += 4;
+	dev->engine->wire->nqps++;
 	return wq;
 }
 
-void rn_wire_qp_free(struct rn_qp *qp)
+static void wire_release(struct rn_qp *qp)
 {
 	struct rn_wire_qp *wq = qp->wire;
 	struct rn_device *dev = qp->client->dev;
@@ -100,57 +100,44 @@ void rn_wire_qp_free(struct rn_qp *qp)
 	rn_wire_requester_stop(wq);
 	rn_wire_responder_stop(wq);
 	rn_wire_responder_free(wq);
-	dev->wire->socks[wq->peer.sgid_index].qps--;
+	dev->engine->wire->socks[wq->peer.sgid_index].qps--;
 	free(wq->sends);
 	free(wq);
 	qp->wire = NULL;
-	dev->ntimers -= 4;
-	dev->wire->nqps--;
+	dev->engine->ntimers -= 4;
+	dev->engine->wire->nqps--;
 }
 
-/*
- * RTR: the QP's address vector is set.  Returns 0, or EINVAL when its
- * GIDs cannot make a path (an empty entry, IPv4 to IPv6), or ENOMEM.
- */
-int rn_wire_qp_connect(struct rn_qp *qp)
+int rn_wire_qp_connect(struct rn_qp *qp, unsigned int sgid_index,
+		       const uint8_t *dgid)
 {
 	struct rn_device *dev = qp->client->dev;
-	const struct rn_ah_attr *av = &qp->attr.ah_attr;
-	int sgid_index = av->is_global ? av->sgid_index : rn_port_gid_first(dev);
-	const uint8_t *dgid;
 	struct rn_wire_peer peer;
 
-	if (sgid_index < 0)
-		return EINVAL;
-	dgid = av->is_global ? av->dgid : dev->port.gids[sgid_index].raw;
-
-	if (!dev->local_on_wire && rn_port_gid_index(dev, dgid) >= 0) {
-		rn_wire_qp_free(qp);
-		return 0;
-	}
 	if (!rn_wire_peer_of(dev, sgid_index, dgid, &peer))
 		return EINVAL;
-	rn_wire_peer_grh(&peer, av);
+	rn_wire_peer_grh(&peer, &qp->attr.ah_attr);
 	if (qp->wire)
-		dev->wire->socks[qp->wire->peer.sgid_index].qps--;
+		dev->engine->wire->socks[qp->wire->peer.sgid_index].qps--;
 	else if (!(qp->wire = wire_alloc(qp)))
 		return ENOMEM;
+	qp->transport = &rn_wire_transport;
 	qp->wire->peer = peer;
-	dev->wire->socks[peer.sgid_index].qps++;
+	dev->engine->wire->socks[peer.sgid_index].qps++;
 	qp->wire->mtu = 128u << qp->attr.path_mtu;
 	qp->wire->transport = transport_of(qp->qp_type);
 	return rn_wire_responder_init(qp->wire);
 }
 
 /* RTR to RTS: the requester starts at sq_psn. */
-void rn_wire_qp_start(struct rn_qp *qp)
+static void wire_start(struct rn_qp *qp)
 {
 	if (qp->wire && qp->wire->sends)
 		rn_wire_requester_start(qp->wire);
 }
 
 /* Send WQEs started on the wire and not completed yet. */
-bool rn_wire_qp_in_flight(const struct rn_qp *qp)
+static bool wire_in_flight(const struct rn_qp *qp)
 {
 	return qp->wire && qp->wire->sends && qp->wire->head != qp->wire->tail;
 }
@@ -160,7 +147,7 @@ bool rn_wire_qp_in_flight(const struct rn_qp *qp)
  * the transport lets go of what it held; the queues flush as ever.
  * query_qp shows the PSNs where they stopped.
  */
-void rn_wire_qp_stop(struct rn_qp *qp, bool responder_too)
+static void wire_stop(struct rn_qp *qp, bool responder_too)
 {
 	struct rn_wire_qp *wq = qp->wire;
 
@@ -178,13 +165,26 @@ void rn_wire_qp_stop(struct rn_qp *qp, bool responder_too)
 	}
 }
 
-bool rn_wire_qp_busy(const struct rn_qp *qp)
+static bool wire_busy(const struct rn_qp *qp)
 {
 	return qp->wire->sends && rn_wire_requester_busy(qp->wire);
 }
 
-bool rn_wire_qp_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
+static bool wire_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 {
 	return qp->wire->sends && rn_wire_requester_run(qp->wire, now, budget);
 }
 
+const struct rn_transport_ops rn_wire_transport = {
+	.run = wire_run,
+	.busy = wire_busy,
+	.start = wire_start,
+	.in_flight = wire_in_flight,
+	.stop = wire_stop,
+	.release = wire_release,
+	/* Packets a QP may send before the next QP gets its turn: a whole
+	 * batch, so that a run of equal packets leaves as one UDP GSO
+	 * datagram.
+	 */
+	.budget = RN_WIRE_TX_BATCH,
+};

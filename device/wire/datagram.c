@@ -12,9 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cm/cm.h"
-#include "kernel-abi/ringnic-kdev.h"
-#include "wire/wire.h"
+#include "wire/internal.h"
 
 struct ud_src {
 	const struct rn_wqe *w;
@@ -78,7 +76,7 @@ void rn_wire_gsi_send(struct rn_device *dev, int sgid_index,
 	struct rn_pkt p = {
 		.opcode = RN_PKT_UD | RN_PKT_OP_SEND_ONLY,
 		.dqpn = dqpn,
-		.psn = dev->wire->gsi_psn++ & RN_PKT_MASK24,
+		.psn = dev->engine->wire->gsi_psn++ & RN_PKT_MASK24,
 		.deth = { qkey, 1 },
 		.payload = mad,
 		.payload_len = len,
@@ -95,34 +93,28 @@ void rn_wire_gsi_send(struct rn_device *dev, int sgid_index,
 	rn_wire_flush(dev);
 }
 
-/* Kernel mode: a datagram to QP1 goes to the kernel's QP1, in the stub. */
-static void gsi_to_kernel(struct rn_device *dev, const struct rn_wire_pkt *pkt,
-			  const uint8_t *sgid)
+/* A datagram to QP1: to whoever took QP1 (rn_wire_set_gsi). */
+static void gsi_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 {
 	const struct rn_pkt *p = &pkt->p;
-	struct rn_kdev_gsi g = {
-		.len = p->payload_len,
-		.sgid_index = pkt->sock->gid_index,
-		.remote_qpn = p->deth.src_qpn,
+	struct rn_wire_gsi g = {
+		.gid_index = pkt->sock->gid_index,
+		.src_qpn = p->deth.src_qpn,
 		.qkey = p->deth.qkey,
 		.flow_label = pkt->flow_label,
-		.traffic_class = pkt->tos,
+		.tclass = pkt->tos,
 		.hop_limit = pkt->ttl,
 		.ipv4 = pkt->sock->family == AF_INET,
+		.mad = p->payload,
+		.len = p->payload_len,
 	};
+	rn_wire_gsi_fn fn = dev->engine->wire->gsi_recv;
 
-	/* A GSI datagram is one whole MAD: the MAD layer reads 256 bytes of
-	 * its buffer whatever arrived.
-	 */
-	if (p->payload_len != sizeof(g.mad))
+	if (!fn)
 		return;
-	memcpy(g.gid, sgid, sizeof(g.gid));
-	rn_gid_from_sockaddr(g.local_gid, (const struct sockaddr *)&pkt->sock->local);
-	memcpy(g.mad, p->payload, p->payload_len);
-	g.type = RN_KDEV_GSI_RECV;
-	if (write(dev->kdev_fd, &g, sizeof(g)) != sizeof(g))
-		rn_dbg("a datagram to QP1 not taken by the kernel: %s\n",
-		       strerror(errno));
+	rn_gid_from_sockaddr(g.sgid, pkt->from);
+	rn_gid_from_sockaddr(g.dgid, &pkt->sock->local.sa);
+	fn(dev, &g);
 }
 
 void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
@@ -140,17 +132,11 @@ void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 	 * kernel's, whose QP1 the stub keeps (kdev.c).
 	 */
 	if (p->dqpn == 1) {
-		if (p->deth.qkey != RN_CM_GSI_QKEY) {
+		if (p->deth.qkey != RN_GSI_QKEY) {
 			dev->port.counters[RN_CNT_QKEY_VIOLATIONS]++;
 			return;
 		}
-		rn_gid_from_sockaddr(sgid, pkt->from);
-		if (dev->kdev_fd < 0) {
-			rn_cm_mad_recv(dev, pkt->sock->gid_index, sgid,
-				       p->payload, p->payload_len);
-			return;
-		}
-		gsi_to_kernel(dev, pkt, sgid);
+		gsi_recv(dev, pkt);
 		return;
 	}
 	if (!rn_ud_receiver(dev, p->dqpn, p->deth.qkey, p->payload_len, &rx))

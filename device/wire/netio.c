@@ -27,7 +27,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "wire/wire.h"
+#include "wire/internal.h"
 
 #ifndef UDP_NO_CHECK6_RX
 #define UDP_NO_CHECK6_RX 102
@@ -85,23 +85,6 @@ static void pick_crc(const struct rn_device *dev)
 		rn_icrc_crc_name(best), times);
 }
 
-int rn_wire_init(struct rn_device *dev)
-{
-	struct rn_wire *w = calloc(1, sizeof(*w));
-	unsigned int i;
-
-	if (!w)
-		return ENOMEM;
-	w->dev = dev;
-	for (i = 0; i < RN_GID_TABLE_LEN; i++)
-		w->socks[i].fd = -1;
-	rn_list_init(&w->acks);
-	rn_list_init(&w->work);
-	rn_icrc_solver_init(&w->solver);
-	pick_crc(dev);
-	dev->wire = w;
-	return 0;
-}
 
 /* ---- sockets --------------------------------------------------------------- */
 
@@ -217,7 +200,7 @@ static bool sock_matches(const struct rn_device *dev,
 /* The GID table changed: a socket for each address in it, and no other. */
 void rn_wire_addresses_changed(struct rn_device *dev)
 {
-	struct rn_wire *w = dev->wire;
+	struct rn_wire *w = dev->engine->wire;
 	unsigned int i;
 
 	rn_wire_flush(dev);
@@ -247,10 +230,10 @@ void rn_wire_close(struct rn_device *dev)
 {
 	unsigned int i;
 
-	if (!dev->wire)
+	if (!dev->engine || !dev->engine->wire)
 		return;
 	for (i = 0; i < RN_GID_TABLE_LEN; i++)
-		sock_close(dev, &dev->wire->socks[i]);
+		sock_close(dev, &dev->engine->wire->socks[i]);
 }
 
 /* ---- sending ------------------------------------------------------------------ */
@@ -387,7 +370,7 @@ static void send_singly(struct rn_device *dev, struct rn_wire_sock *s,
 /* Hand the batch to the kernel; what it refuses is dropped and counted. */
 void rn_wire_flush(struct rn_device *dev)
 {
-	struct rn_wire *w = dev->wire;
+	struct rn_wire *w = dev->engine->wire;
 	struct rn_wire_sock *s;
 	struct mmsghdr msgs[RN_WIRE_TX_BATCH];
 	struct iovec iov[RN_WIRE_TX_BATCH];
@@ -466,7 +449,7 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 				const struct rn_pkt *p, rn_wire_fill_fn fill,
 				void *arg)
 {
-	struct rn_wire *w = dev->wire;
+	struct rn_wire *w = dev->engine->wire;
 	unsigned int si = peer->sgid_index;
 	struct rn_wire_sock *s = &w->socks[si];
 	unsigned int hdr = rn_pkt_hdr_len(p->opcode);
@@ -512,7 +495,7 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 
 /* ---- receiving ---------------------------------------------------------------- */
 
-bool rn_wire_peer_is(const struct rn_wire_peer *peer,
+static bool peer_is(const struct rn_wire_peer *peer,
 		     const struct rn_wire_pkt *pkt)
 {
 	if (pkt->sock->gid_index != peer->sgid_index ||
@@ -601,7 +584,7 @@ static struct rn_wire_qp *connected_qp(struct rn_device *dev,
 	bool request = pkt->op->flags & RN_PKT_F_REQ;
 
 	if (!wq || wq->transport != rn_pkt_transport(pkt->p.opcode) ||
-	    !rn_wire_peer_is(&wq->peer, pkt))
+	    !peer_is(&wq->peer, pkt))
 		return NULL;
 	/* An XRC initiator only completes, a target only responds. */
 	if ((request && qp->qp_type == IBV_QPT_XRC_SEND) ||
@@ -616,7 +599,7 @@ static void cnp_received(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 	struct rn_qp *qp = rn_qp_by_qpn(dev, pkt->p.dqpn);
 	struct rn_wire_qp *wq = qp ? qp->wire : NULL;
 
-	if (!wq || !wq->sends || !rn_wire_peer_is(&wq->peer, pkt)) {
+	if (!wq || !wq->sends || !peer_is(&wq->peer, pkt)) {
 		rn_wire_count(dev, RN_CNT_CNP_IGNORED);
 		return;
 	}
@@ -667,7 +650,7 @@ static void receive_packet(struct rn_device *dev, struct rn_wire_pkt pkt,
 		rn_wire_count(dev, RN_CNT_RX_MALFORMED);
 		return;
 	}
-	st = check_icrc(dev->wire, &pkt, buf, len);
+	st = check_icrc(dev->engine->wire, &pkt, buf, len);
 	if (st) {
 		rn_wire_count(dev, RN_CNT_RX_ICRC);
 		return;
@@ -713,7 +696,7 @@ static void receive(struct rn_device *dev, struct rn_wire_sock *s,
 /* One batch from socket s; returns how many packets it held. */
 static int receive_batch(struct rn_device *dev, struct rn_wire_sock *s)
 {
-	struct rn_wire *w = dev->wire;
+	struct rn_wire *w = dev->engine->wire;
 	struct mmsghdr msgs[RN_WIRE_RX_BATCH];
 	struct iovec iov[RN_WIRE_RX_BATCH];
 	int i, n;
@@ -742,11 +725,11 @@ static int receive_batch(struct rn_device *dev, struct rn_wire_sock *s)
  * Work the transport has without waiting for a packet or a timer: READ
  * responses or atomic ACKs of a QP the pacer does not hold.
  */
-bool rn_wire_pending(const struct rn_device *dev)
+static bool responses_pending(const struct rn_device *dev)
 {
 	struct rn_list *pos, *tmp;
 
-	rn_list_for_each_safe(pos, tmp, &dev->wire->work) {
+	rn_list_for_each_safe(pos, tmp, &dev->engine->wire->work) {
 		const struct rn_wire_qp *wq =
 			rn_container_of(pos, struct rn_wire_qp, work_link);
 
@@ -780,9 +763,9 @@ static bool receive_from(struct rn_device *dev, struct rn_wire_sock *s)
  * calls rn_wire_readable: a system call per pass per idle socket would
  * cost the local path.
  */
-bool rn_wire_receive(struct rn_device *dev)
+static bool receive_all(struct rn_device *dev)
 {
-	struct rn_wire *w = dev->wire;
+	struct rn_wire *w = dev->engine->wire;
 	bool progress = false;
 	unsigned int i;
 
@@ -798,4 +781,44 @@ void rn_wire_readable(struct rn_device *dev, void *sock)
 {
 	receive_from(dev, sock);
 	rn_wire_flush(dev);
+}
+
+/* ---- the wire as the engine sees it ---------------------------------------- */
+
+/* The engine's look at the wire, every pass: only while QPs are on it. */
+static bool network_receive(struct rn_device *dev)
+{
+	return dev->engine->wire->nqps && receive_all(dev);
+}
+
+static const struct rn_network_ops wire_network = {
+	.receive = network_receive,
+	.reply = rn_wire_reply,
+	.flush = rn_wire_flush,
+	.pending = responses_pending,
+	.ud_send = rn_wire_ud_send,
+};
+
+int rn_wire_init(struct rn_device *dev)
+{
+	struct rn_wire *w = calloc(1, sizeof(*w));
+	unsigned int i;
+
+	if (!w)
+		return ENOMEM;
+	w->dev = dev;
+	for (i = 0; i < RN_GID_TABLE_LEN; i++)
+		w->socks[i].fd = -1;
+	rn_list_init(&w->acks);
+	rn_list_init(&w->work);
+	rn_icrc_solver_init(&w->solver);
+	pick_crc(dev);
+	dev->engine->wire = w;
+	rn_engine_set_network(dev, &wire_network);
+	return 0;
+}
+
+void rn_wire_set_gsi(struct rn_device *dev, rn_wire_gsi_fn fn)
+{
+	dev->engine->wire->gsi_recv = fn;
 }

@@ -92,25 +92,6 @@ const struct rn_pkt_op rn_pkt_ops[256] = {
 	RELIABLE_OPS(RN_PKT_XRC, RN_PKT_H_XRCETH),
 };
 
-static const char *const status_names[RN_PKT_NSTATUS] = {
-	[RN_PKT_OK] = "ok",
-	[RN_PKT_TRUNCATED] = "truncated",
-	[RN_PKT_OVERSIZE] = "oversize",
-	[RN_PKT_BAD_OPCODE] = "bad_opcode",
-	[RN_PKT_BAD_TVER] = "bad_tver",
-	[RN_PKT_BAD_PKEY] = "bad_pkey",
-	[RN_PKT_MISALIGNED] = "misaligned",
-	[RN_PKT_BAD_PAD] = "bad_pad",
-	[RN_PKT_EXTRA_BYTES] = "extra_bytes",
-	[RN_PKT_BAD_AETH] = "bad_aeth",
-	[RN_PKT_BAD_ICRC] = "bad_icrc",
-};
-
-const char *rn_pkt_status_name(enum rn_pkt_status st)
-{
-	return (unsigned int)st < RN_PKT_NSTATUS ? status_names[st] : "unknown";
-}
-
 /* ---- big-endian fields ---- */
 
 static inline uint16_t get16(const uint8_t *b)
@@ -384,33 +365,4 @@ size_t rn_pkt_build(const struct rn_pkt *p, void *buf, size_t cap)
 		memmove(h, p->payload, p->payload_len);
 	memset(h + p->payload_len, 0, pad + RN_PKT_ICRC_BYTES);
 	return len;
-}
-
-/* ---- UDP source ports ---- */
-
-#define SPORT_BASE 0xC000 /* RoCEv2 source ports are 0xC000-0xFFFF */
-#define FLOW_LABEL_MASK 0xFFFFF
-
-uint16_t rn_pkt_sport_conn(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
-{
-	uint32_t fl = flow_label & FLOW_LABEL_MASK;
-
-	if (!fl) {
-		/* Fold the product of the QP numbers into 20 bits. */
-		uint64_t v = (uint64_t)lqpn * rqpn;
-
-		v ^= v >> 20;
-		v ^= v >> 40;
-		fl = v & FLOW_LABEL_MASK;
-	}
-	/* ...then the 20-bit label into the 14 low bits of the port. */
-	return SPORT_BASE | ((fl & 0x3FFF) ^ (fl >> 14));
-}
-
-uint16_t rn_pkt_sport_ud(uint32_t qpn)
-{
-	/* The kernel's hash_32(qpn, 14): the top 14 bits of a golden-ratio
-	 * multiplication.
-	 */
-	return SPORT_BASE + ((uint32_t)(qpn * 0x61C88647u) >> 18);
 }

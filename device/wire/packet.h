@@ -149,9 +149,6 @@ enum rn_pkt_status {
 	RN_PKT_NSTATUS
 };
 
-/* A short name for counters, e.g. "bad_pkey". */
-const char *rn_pkt_status_name(enum rn_pkt_status st);
-
 struct rn_pkt_reth {
 	uint64_t va;
 	uint32_t rkey;
@@ -318,15 +315,5 @@ static inline unsigned int rn_pkt_aeth_value(uint8_t syndrome)
 {
 	return syndrome & 0x1F;
 }
-
-/* ---- UDP source ports, as rxe picks them (ROCE.md 3) ---- */
-
-/* Of an RC/UC QP 'lqpn' connected to 'rqpn', with the address vector's
- * flow label (0: derived from the QP numbers).
- */
-uint16_t rn_pkt_sport_conn(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);
-
-/* Of a UD QP. */
-uint16_t rn_pkt_sport_ud(uint32_t qpn);
 
 #endif

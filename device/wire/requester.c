@@ -27,7 +27,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "wire/wire.h"
+#include "wire/internal.h"
 
 static bool read_or_atomic(uint8_t op)
 {
@@ -62,7 +62,7 @@ static uint32_t max_rd_atomic(const struct rn_qp *qp)
 	return qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
 }
 
-int64_t rn_wire_send_of(const struct rn_wire_qp *wq, uint32_t psn)
+static int64_t send_of(const struct rn_wire_qp *wq, uint32_t psn)
 {
 	uint32_t i;
 
@@ -346,7 +346,7 @@ static bool stage_holds(const struct rn_wire_stage *st,
 static bool stage_read(struct rn_wire_qp *wq, const struct rn_wire_send *s,
 		       const struct iovec *range, uint32_t len, uint64_t ahead)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->read_stage;
+	struct rn_wire_stage *st = &rn_wire_dev(wq)->engine->wire->read_stage;
 	struct rn_qp *qp = wq->qp;
 	uint64_t start = (uintptr_t)range->iov_base;
 	uint64_t end = start + range->iov_len;
@@ -391,7 +391,7 @@ static enum rn_dma_status fill_payload(void *arg, uint8_t *dst, uint32_t len)
 	struct gather *g = arg;
 	struct rn_wire_qp *wq = g->wq;
 	const struct rn_wqe *w = &wq->wqe;
-	const struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->read_stage;
+	const struct rn_wire_stage *st = &rn_wire_dev(wq)->engine->wire->read_stage;
 	struct rn_iovs src, part;
 	uint64_t total;
 
@@ -608,7 +608,7 @@ bool rn_wire_requester_busy(const struct rn_wire_qp *wq)
 /* Go back to psn (go-back-N), or forward to it after a late ACK. */
 void rn_wire_requester_rewind(struct rn_wire_qp *wq, uint32_t psn)
 {
-	int64_t i = rn_wire_send_of(wq, psn);
+	int64_t i = send_of(wq, psn);
 
 	/* The first packet sent again asks for its ACK: one that arrives
 	 * is progress at once (retry_cnt starts over), however much of the
@@ -637,7 +637,7 @@ void rn_wire_requester_rewind(struct rn_wire_qp *wq, uint32_t psn)
 /* The slots the read stage is valid for mean other WQEs from now on. */
 static void forget_stage(struct rn_wire_qp *wq)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->read_stage;
+	struct rn_wire_stage *st = &rn_wire_dev(wq)->engine->wire->read_stage;
 
 	if (st->wq == wq)
 		st->wq = NULL;
@@ -666,7 +666,7 @@ void rn_wire_requester_start(struct rn_wire_qp *wq)
 /* The QP left RTS/SQD for good: what was started is flushed by the SQ. */
 void rn_wire_requester_stop(struct rn_wire_qp *wq)
 {
-	struct rn_timers *ts = &wq->qp->client->dev->timers;
+	struct rn_timers *ts = &wq->qp->client->dev->engine->timers;
 
 	rn_timer_cancel(ts, &wq->retrans_timer);
 	rn_timer_cancel(ts, &wq->rnr_timer);

@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/wire.h"
+#include "wire/internal.h"
 
 /* READ response packets one QP sends before the next QP's turn. */
 #define RN_WIRE_REPLY_BUDGET RN_WIRE_TX_BATCH
@@ -51,7 +51,7 @@ static bool reliable(const struct rn_wire_qp *wq)
 /* What the reply stage holds of wq was read before its latest request. */
 static void forget_reply_stage(struct rn_wire_qp *wq)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->reply_stage;
+	struct rn_wire_stage *st = &rn_wire_dev(wq)->engine->wire->reply_stage;
 
 	if (st->wq == wq)
 		st->wq = NULL;
@@ -119,7 +119,7 @@ static void answer(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 			return;
 	} else {
 		wq->ack_pending = true;
-		rn_list_add_tail(&rn_wire_dev(wq)->wire->acks, &wq->ack_link);
+		rn_list_add_tail(&rn_wire_dev(wq)->engine->wire->acks, &wq->ack_link);
 	}
 	wq->ack_syndrome = syndrome;
 	wq->ack_psn = psn;
@@ -143,7 +143,7 @@ void rn_wire_send_acks(struct rn_device *dev)
 {
 	struct rn_list *pos, *tmp;
 
-	rn_list_for_each_safe(pos, tmp, &dev->wire->acks) {
+	rn_list_for_each_safe(pos, tmp, &dev->engine->wire->acks) {
 		struct rn_wire_qp *wq = rn_container_of(pos, struct rn_wire_qp,
 							 ack_link);
 
@@ -534,7 +534,7 @@ static void reply(struct rn_wire_qp *wq, struct rn_wire_res *res, uint32_t psn)
 	}
 	if (!wq->on_work) {
 		wq->on_work = true;
-		rn_list_add_tail(&rn_wire_dev(wq)->wire->work, &wq->work_link);
+		rn_list_add_tail(&rn_wire_dev(wq)->engine->wire->work, &wq->work_link);
 	}
 }
 
@@ -826,7 +826,7 @@ struct read_src {
 static bool staged_read(const struct read_src *src, const struct rn_responder *r,
 			const struct rn_iovs *packet, uint8_t *dst, uint32_t len)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(src->wq)->wire->reply_stage;
+	struct rn_wire_stage *st = &rn_wire_dev(src->wq)->engine->wire->reply_stage;
 	uint64_t addr = (uintptr_t)packet->iov[0].iov_base;
 	uint64_t rest = src->res->len - src->off;
 	struct rn_iovs all;
@@ -956,7 +956,7 @@ bool rn_wire_reply(struct rn_device *dev, uint64_t now)
 	struct rn_list *pos, *tmp;
 	bool progress = false;
 
-	rn_list_for_each_safe(pos, tmp, &dev->wire->work) {
+	rn_list_for_each_safe(pos, tmp, &dev->engine->wire->work) {
 		struct rn_wire_qp *wq = rn_container_of(pos, struct rn_wire_qp,
 							 work_link);
 

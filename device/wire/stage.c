@@ -25,12 +25,12 @@
  * cannot land completes its receive with LOC_PROT_ERR, or with nothing
  * when its owner is gone.
  */
-#include "wire/wire.h"
+#include "wire/internal.h"
 
 bool rn_wire_write_joins(const struct rn_device *dev,
 			 const struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 {
-	const struct rn_wire_stage *st = &dev->wire->write_stage;
+	const struct rn_wire_stage *st = &dev->engine->wire->write_stage;
 
 	return st->wq == wq && pkt->op->kind == st->kind;
 }
@@ -81,7 +81,7 @@ static void complete_recvs(struct rn_wire_stage_recvs *rs,
 
 void rn_wire_write_out(struct rn_device *dev)
 {
-	struct rn_wire *w = dev->wire;
+	struct rn_wire *w = dev->engine->wire;
 
 	if (w->write_stage.wq && land(w) == RN_DMA_OK && !w->write_recvs.n)
 		w->write_stage.wq = NULL;
@@ -89,7 +89,7 @@ void rn_wire_write_out(struct rn_device *dev)
 
 void rn_wire_write_settle(struct rn_wire_qp *wq)
 {
-	struct rn_wire *w = rn_wire_dev(wq)->wire;
+	struct rn_wire *w = rn_wire_dev(wq)->engine->wire;
 
 	if (w->write_stage.wq == wq) {
 		w->write_stage.wq = NULL;
@@ -99,7 +99,7 @@ void rn_wire_write_settle(struct rn_wire_qp *wq)
 
 struct rn_wire_qp *rn_wire_write_flush(struct rn_device *dev)
 {
-	struct rn_wire *w = dev->wire;
+	struct rn_wire *w = dev->engine->wire;
 	struct rn_wire_qp *wq = w->write_stage.wq;
 	enum rn_dma_status status;
 
@@ -121,7 +121,7 @@ enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 					rn_wire_stage_failed_fn failed,
 					bool may_stage)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(wq)->wire->write_stage;
+	struct rn_wire_stage *st = &rn_wire_dev(wq)->engine->wire->write_stage;
 	uint64_t addr = dst->n == 1 ? (uintptr_t)dst->iov[0].iov_base : 0;
 
 	if (!may_stage)
@@ -153,7 +153,7 @@ enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 
 bool rn_wire_write_recv_room(const struct rn_wire_qp *wq)
 {
-	const struct rn_wire *w = rn_wire_dev(wq)->wire;
+	const struct rn_wire *w = rn_wire_dev(wq)->engine->wire;
 
 	return w->write_stage.wq != wq ||
 	       w->write_recvs.n < RN_WIRE_STAGE_RECVS;
@@ -163,7 +163,7 @@ void rn_wire_write_stage_recv(struct rn_wire_qp *wq,
 			      const struct rn_responder *r, uint64_t wr_id,
 			      const struct rn_recv_result *res)
 {
-	struct rn_wire_stage_recvs *rs = &rn_wire_dev(wq)->wire->write_recvs;
+	struct rn_wire_stage_recvs *rs = &rn_wire_dev(wq)->engine->wire->write_recvs;
 
 	rs->held[rs->n++] = (struct rn_wire_stage_recv){
 		.r = *r,

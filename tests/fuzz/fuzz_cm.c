@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cm/cm.h"
-#include "ringnicd.h"
+#include "verbs/verbs.h"
 
 #define BACKLOG 8
 #define RECORD (16 + RN_CM_MAD_LEN)
@@ -35,7 +35,7 @@ static void init_once(void)
 	};
 
 	dev.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	check(dev.epoll_fd >= 0 && !rn_device_init(&dev, htobe64(0x1234)));
+	check(dev.epoll_fd >= 0 && !rn_device_setup(&dev, htobe64(0x1234)));
 	rn_port_set_gids(&dev, &gid, 1);
 }
 
@@ -82,8 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!ready) {
 		init_once();
-		timers = dev.ntimers;
-		armed = dev.timers.n;
+		timers = dev.engine->ntimers;
+		armed = dev.engine->timers.n;
 		ready = true;
 	}
 	cm = rn_cm_init(&dev);
@@ -112,6 +112,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Two listeners, and what their backlogs let in. */
 	check(cm->ids.used <= 2 + 2 * BACKLOG);
 	rn_cm_close(&dev);
-	check(dev.ntimers == timers && dev.timers.n == armed);
+	check(dev.engine->ntimers == timers && dev.engine->timers.n == armed);
 	return 0;
 }

@@ -16,8 +16,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "requests.h"
-#include "ringnicd.h"
+#include "verbs/requests.h"
+#include "verbs/verbs.h"
 
 static struct rn_device dev;
 /*
@@ -46,7 +46,7 @@ static void init_once(void)
 	rn_log_init(true, false);
 	dev.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	dev.kdev_fd = -1;
-	if (dev.epoll_fd < 0 || rn_device_init(&dev, 0))
+	if (dev.epoll_fd < 0 || rn_device_setup(&dev, 0))
 		abort();
 	rn_port_set_gids(&dev, lo, 2);
 	dev.max_clients = 16;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kernel-abi/ringnic-ring.h"
-#include "wqe.h"
+#include "engine/wqe.h"
 
 #define MAX_RING 512
 

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "kernel-abi/ringnic-ring.h"
-#include "wqe.h"
+#include "engine/wqe.h"
 
 #define BIG 256 /* a ring of four pages */
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "wire/wire.h"
+#include "wire/internal.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -32,9 +32,9 @@ static int setup(void **state)
 	memset(&qp, 0, sizeof(qp));
 	memset(&wq, 0, sizeof(wq));
 	rn_list_init(&dev.clients);
-	rn_list_init(&dev.active);
+	assert_int_equal(rn_engine_init(&dev), 0);
 	assert_int_equal(rn_wire_init(&dev), 0);
-	assert_int_equal(rn_timers_reserve(&dev.timers, 8), 0);
+	assert_int_equal(rn_timers_reserve(&dev.engine->timers, 8), 0);
 	client.dev = &dev;
 	qp.client = &client;
 	rn_list_init(&qp.active_link);
@@ -49,8 +49,11 @@ static int teardown(void **state)
 {
 	(void)state;
 	rn_wire_cc_reset(&wq);
-	rn_timers_destroy(&dev.timers);
-	free(dev.wire);
+	free(dev.engine->timers.heap);
+	free(dev.engine->wire);
+	free(dev.engine->bounce);
+	free(dev.engine->stage);
+	free(dev.engine);
 	return 0;
 }
 
@@ -124,7 +127,7 @@ static void test_pacer_spaces_packets(void **state)
 	rate = wq.cc.rate;
 	/* Each microsecond, send what the pacer lets through. */
 	for (t = T0; t < T0 + span; t += US) {
-		rn_timers_run(&dev.timers, t);
+		rn_timers_run(&dev.engine->timers, t);
 		while (rn_wire_cc_may_send(&wq, t)) {
 			rn_wire_cc_sent(&wq, 1024, t);
 			sent += 1024;
@@ -151,7 +154,7 @@ static void test_recovers_to_unlimited(void **state)
 	/* No more CNPs: the rate only rises, then limiting ends. */
 	while (wq.cc.rate && t < limit) {
 		t += 10 * US;
-		rn_timers_run(&dev.timers, t);
+		rn_timers_run(&dev.engine->timers, t);
 		if (wq.cc.rate) {
 			assert_true(wq.cc.rate >= prev);
 			prev = wq.cc.rate;
@@ -172,13 +175,13 @@ static void test_alpha_decays_without_cnps(void **state)
 	rn_wire_cc_cut(&wq, t);
 	alpha = wq.cc.alpha;
 	/* The period of the cut keeps it; the next one without a CNP not. */
-	rn_timers_run(&dev.timers, wq.cc.period_timer.when);
+	rn_timers_run(&dev.engine->timers, wq.cc.period_timer.when);
 	assert_int_equal(wq.cc.alpha, alpha);
-	rn_timers_run(&dev.timers, wq.cc.period_timer.when);
+	rn_timers_run(&dev.engine->timers, wq.cc.period_timer.when);
 	assert_true(wq.cc.alpha < alpha);
 	alpha = wq.cc.alpha;
 	/* A timer that fires late makes up for the periods it missed. */
-	rn_timers_run(&dev.timers, wq.cc.period_timer.when +
+	rn_timers_run(&dev.engine->timers, wq.cc.period_timer.when +
 					   3 * (wq.cc.period_timer.when - t));
 	assert_true(wq.cc.alpha < alpha - (alpha >> 4));
 }

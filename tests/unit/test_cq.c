@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "ringnicd.h"
+#include "verbs/verbs.h"
 
 #define USER_HANDLE 0x00007f00deadbe00ull
 

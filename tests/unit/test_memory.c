@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "memory.h"
+#include "core/memory.h"
 
 #define MR_IOVA 0x10000ull
 #define MR_LEN 0x1000ull

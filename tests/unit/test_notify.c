@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "ringnicd.h"
+#include "verbs/verbs.h"
 
 #define ENTRIES 64
 

@@ -13,7 +13,7 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 
-#include "ringnicd.h"
+#include "verbs/verbs.h"
 
 static struct rn_device dev;
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "qp_rules.h"
+#include "verbs/qp_rules.h"
 
 /* GID entries 0, 1 and 3 hold addresses; 2 is empty (its address went). */
 #define GID_MASK 0xbu

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "table.h"
+#include "base/table.h"
 
 #define N_OBJS 5000
 

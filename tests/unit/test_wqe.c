@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "kernel-abi/ringnic-ring.h"
-#include "wqe.h"
+#include "engine/wqe.h"
 
 #define NSLOTS 64
 #define MAX_WQE_SLOTS RN_SEND_WQE_SLOTS(RN_MAX_INLINE)

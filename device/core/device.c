@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The device and its clients: tables, limits, shared memory, async events, PDs. */
+/* The device and its clients: tables, limits, shared memory, async events. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -11,8 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kernel-abi/ringnic-kdev.h"
 #include "core/memory.h"
-#include "core/ringnicd.h"
+#include "core/core.h"
 
 /* What a device is before it is published: attributes, empty tables. */
 int rn_device_init(struct rn_device *dev, uint64_t guid)
@@ -45,7 +46,6 @@ int rn_device_init(struct rn_device *dev, uint64_t guid)
 	};
 	snprintf(dev->attr.fw_ver, sizeof(dev->attr.fw_ver), "%s", RN_FW_VERSION);
 	rn_list_init(&dev->clients);
-	rn_list_init(&dev->active);
 	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR, RN_REUSE_LATE);
 	rn_table_init(&dev->mw_keys, 1, RN_MAX_MW, RN_REUSE_LATE);
 	rn_table_init(&dev->qpns, 0, RN_MAX_QP, RN_REUSE_LATE);
@@ -57,7 +57,7 @@ int rn_device_init(struct rn_device *dev, uint64_t guid)
 	if (!dev->mr_tags || !dev->mw_tags || !dev->qpn_gens)
 		return ENOMEM;
 	rn_port_init(dev);
-	return rn_engine_init(dev);
+	return 0;
 }
 
 void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
@@ -80,26 +80,6 @@ void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
 	rn_table_init(&client->ahs, 1, RN_CLIENT_MAX_AH, RN_REUSE_LOWEST);
 	rn_table_init(&client->srqs, 1, RN_CLIENT_MAX_SRQ, RN_REUSE_LOWEST);
 	rn_table_init(&client->xrcds, 1, RN_CLIENT_MAX_XRCD, RN_REUSE_LOWEST);
-}
-
-/* Everything the client made, and what OPEN gave it. */
-void rn_client_release(struct rn_client *client)
-{
-	/* Closing the uffd unregisters all at once, before the MRs go. */
-	rn_guard_close(client);
-	rn_client_objects_destroy(client);
-	if (client->wake_fd >= 0) {
-		epoll_ctl(client->dev->epoll_fd, EPOLL_CTL_DEL, client->wake_fd,
-			  NULL);
-		close(client->wake_fd);
-	}
-	if (client->async_fd >= 0)
-		close(client->async_fd);
-	if (client->dev_page) {
-		munmap(client->dev_page, RN_DEV_PAGE_SIZE);
-		rn_uncharge(client, RN_DEV_PAGE_SIZE);
-	}
-	rn_client_detach(client);
 }
 
 /*
@@ -150,6 +130,24 @@ err:
 	return NULL;
 }
 
+/*
+ * An event for a kernel context (kdev.c): handle is a CQ's or a QP's; the
+ * kernel delivers it on the context's own channels.
+ */
+void rn_kdev_event(struct rn_client *client, uint32_t handle, uint32_t event)
+{
+	struct rn_kdev_event ev = {
+		.type = RN_KDEV_EVENT,
+		.ctx = client->kctx,
+		.event = event,
+		.handle = handle,
+	};
+
+	if (write(client->dev->kdev_fd, &ev, sizeof(ev)) != sizeof(ev))
+		rn_dbg("pid %d: event %u dropped: %s\n", client->pid, event,
+		       strerror(errno));
+}
+
 /* An async event of the CQ or QP handle, whose user_handle the provider gave. */
 void rn_async_event(struct rn_client *client, uint32_t handle,
 		    uint64_t user_handle, uint32_t type)
@@ -173,79 +171,3 @@ void rn_async_event(struct rn_client *client, uint32_t handle,
 }
 
 /* ---- PD ---------------------------------------------------------------- */
-
-int rn_pd_alloc(struct rn_client *client, uint32_t *handle)
-{
-	struct rn_pd *pd = calloc(1, sizeof(*pd));
-	int64_t h;
-
-	if (!pd)
-		return ENOMEM;
-	if (client->dev->npds >= client->dev->attr.max_pd) {
-		free(pd);
-		return ENOMEM;
-	}
-	h = rn_table_insert(&client->pds, pd);
-	if (h < 0) {
-		free(pd);
-		return ENOMEM;
-	}
-	pd->client = client;
-	pd->handle = h;
-	*handle = h;
-	client->dev->npds++;
-	return 0;
-}
-
-int rn_pd_dealloc(struct rn_client *client, uint32_t handle)
-{
-	struct rn_pd *pd = rn_table_get(&client->pds, handle);
-
-	if (!pd)
-		return EINVAL;
-	if (pd->refs)
-		return EBUSY;
-	rn_table_remove(&client->pds, handle);
-	client->dev->npds--;
-	free(pd);
-	return 0;
-}
-
-/*
- * Everything a client holds, in dependency order: QPs (attached to SRQs,
- * completing into CQs), windows (bound to MRs), then MRs, AHs, SRQs, CQs,
- * the domains it opened and PDs.
- */
-void rn_client_objects_destroy(struct rn_client *client)
-{
-	uint32_t i;
-
-#define EACH(table) \
-	for (i = 0; i < client->table.size; i++) \
-		if (client->table.slot[i])
-	EACH(qps)
-		rn_qp_release(client, i);
-	EACH(mws)
-		rn_mw_release(client->mws.slot[i]);
-	EACH(mrs)
-		rn_mr_release(client->mrs.slot[i]);
-	EACH(ahs)
-		rn_ah_destroy(client, i);
-	EACH(srqs)
-		rn_srq_release(client->srqs.slot[i]);
-	EACH(cqs)
-		rn_cq_release(client->cqs.slot[i]);
-	EACH(xrcds)
-		rn_xrcd_release(client, i);
-	EACH(pds)
-		rn_pd_dealloc(client, i);
-#undef EACH
-	rn_table_destroy(&client->qps);
-	rn_table_destroy(&client->mws);
-	rn_table_destroy(&client->mrs);
-	rn_table_destroy(&client->ahs);
-	rn_table_destroy(&client->srqs);
-	rn_table_destroy(&client->cqs);
-	rn_table_destroy(&client->xrcds);
-	rn_table_destroy(&client->pds);
-}

@@ -4,8 +4,8 @@
  * thread owns all state: it serves the control socket and runs the data
  * path (the engine) in the same loop, so no object needs a lock.
  */
-#ifndef RINGNICD_H
-#define RINGNICD_H
+#ifndef RN_CORE_TYPES_H
+#define RN_CORE_TYPES_H
 
 #include <limits.h>
 #include <net/if.h>
@@ -28,8 +28,8 @@
 
 struct rn_device;
 struct rn_client;
-struct batch;
-struct rn_wire;
+struct rn_engine;
+struct rn_transport_ops;
 struct rn_wire_qp;
 struct rn_cm;
 
@@ -264,9 +264,13 @@ struct rn_qp {
 
 	bool comm_est; /* IBV_EVENT_COMM_EST sent for this connection */
 	bool sqd_notify; /* in SQD: IBV_EVENT_SQ_DRAINED once nothing is in flight */
-	struct rn_wire_qp *wire; /* its transport state, when on the wire */
+	/* The transport that runs it (engine.h), and the wire's state of it
+	 * when that is the wire.
+	 */
+	const struct rn_transport_ops *transport;
+	struct rn_wire_qp *wire;
 
-	bool active; /* on dev->active: may have SQ work */
+	bool active; /* on dev->engine->active: may have SQ work */
 	struct rn_list active_link;
 };
 
@@ -425,17 +429,10 @@ struct rn_device {
 	uint32_t nmws;
 
 	bool local_on_wire; /* connect local QPs over the wire too */
-	struct rn_wire *wire; /* the RoCEv2 transport (wire/) */
 	struct rn_cm *cm; /* rdma_cm, userspace mode (cm/) */
-	struct rn_list active; /* QPs that may have send work */
-	struct rn_timers timers;
+	struct rn_engine *engine; /* its data path (engine/) */
 	struct rn_timer counters_timer; /* the counter files are due */
 	uint64_t counters_next; /* not rewritten before then */
-	uint32_t ntimers; /* timers that exist: room reserved in 'timers' */
-	uint8_t *bounce; /* staging buffer for copies between clients */
-	struct batch *batch; /* a run of WRITEs being moved (batch.c) */
-	struct rn_stage *stage; /* the SQ slots last fetched (wqe.h) */
-	struct rn_qp *stage_qp; /* whose they are */
 };
 
 /* QPN = generation (10 bits) << 14 | table index; QPNs 0 and 1 are IB's. */
@@ -455,189 +452,5 @@ _Static_assert(RN_MAX_QP <= (1u << RN_QPN_INDEX_BITS), "QPN index bits");
  * this long after a counter changed.
  */
 #define RN_COUNTERS_PERIOD_NS 100000000ull
-
-/* port.c */
-/* Counts c for the device (hw_counters) and in the QP's rn_qp_ctrl. */
-void rn_count_qp(struct rn_qp *qp, enum rn_counter c);
-void rn_port_init(struct rn_device *dev);
-enum ibv_mtu rn_port_mtu_of(uint32_t netdev_mtu);
-unsigned int rn_port_set_link(struct rn_device *dev, const struct rn_link *link);
-unsigned int rn_port_set_gids(struct rn_device *dev, const union ibv_gid *addrs,
-			      uint32_t naddrs);
-void rn_port_announce(struct rn_device *dev, unsigned int changes);
-bool rn_port_gid_valid(const struct rn_device *dev, uint32_t index);
-bool rn_port_gid_nameable(const struct rn_device *dev, uint32_t index);
-uint32_t rn_port_gid_mask(const struct rn_device *dev);
-int rn_port_gid_index(const struct rn_device *dev, const uint8_t *gid);
-int rn_port_gid_first(const struct rn_device *dev);
-void rn_port_gid_hold(struct rn_device *dev, int index);
-void rn_port_gid_put(struct rn_device *dev, int index);
-uint32_t rn_port_mtu_bytes(const struct rn_device *dev);
-void rn_port_query(const struct rn_device *dev, struct rn_port_attr *attr);
-const char *rn_counter_name(enum rn_counter c);
-
-/* netdev.c: the interface the port is bound to, through rtnetlink */
-int rn_netdev_parse_address(const char *text, union ibv_gid *gid);
-int rn_netdev_start(struct rn_device *dev);
-int rn_netdev_fd(struct rn_device *dev);
-void rn_netdev_readable(struct rn_device *dev);
-void rn_netdev_timer(struct rn_device *dev);
-void rn_netdev_stop(struct rn_device *dev);
-
-/* publish.c: the sysfs-style tree and the /dev node */
-int rn_counters_init(struct rn_device *dev);
-int rn_publish(struct rn_device *dev);
-void rn_unpublish(struct rn_device *dev);
-int rn_publish_port(struct rn_device *dev);
-void rn_publish_counters(struct rn_device *dev);
-
-/* control.c: the control socket */
-int rn_control_listen(struct rn_device *dev);
-void rn_control_accept(struct rn_device *dev);
-void rn_control_readable(struct rn_client *client);
-void rn_client_destroy(struct rn_client *client);
-
-/* kdev.c: kernel mode */
-bool rn_kdev_present(const char *name);
-int rn_kdev_attach(struct rn_device *dev);
-bool rn_kdev_read_gids(struct rn_device *dev);
-void rn_kdev_readable(struct rn_device *dev);
-void rn_kdev_event(struct rn_client *client, uint32_t handle, uint32_t event);
-int rn_kdev_counters(struct rn_device *dev);
-
-/* guard.c: noticing registered memory being unmapped or moved */
-int rn_guard_open(struct rn_client *client, int uffd);
-void rn_guard_close(struct rn_client *client);
-int rn_guard_mr(struct rn_mr *mr);
-void rn_unguard_mr(struct rn_mr *mr);
-void rn_guard_readable(struct rn_client *client);
-
-/* process.c: the client's process and address space */
-int rn_client_attach(struct rn_client *client);
-void rn_client_detach(struct rn_client *client);
-bool rn_client_alive(const struct rn_client *client);
-bool rn_client_mapped(const struct rn_client *client, uint64_t addr,
-		      uint64_t len, bool writable);
-bool rn_client_confirm(struct rn_client *client, pid_t sender);
-
-/* objects.c: the device, a client, its PDs, what they cost */
-int rn_device_init(struct rn_device *dev, uint64_t guid);
-void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
-		    uid_t uid);
-void rn_client_release(struct rn_client *client);
-void rn_client_objects_destroy(struct rn_client *client);
-int rn_charge(struct rn_client *client, uint64_t bytes);
-void rn_uncharge(struct rn_client *client, uint64_t bytes);
-int rn_pd_alloc(struct rn_client *client, uint32_t *handle);
-int rn_pd_dealloc(struct rn_client *client, uint32_t handle);
-void *rn_shared_alloc(size_t size, int *memfd);
-void rn_async_event(struct rn_client *client, uint32_t handle,
-		    uint64_t user_handle, uint32_t type);
-
-/* mr.c: memory regions and windows */
-int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
-	      struct rn_ctl_reg_mr_resp *resp);
-int rn_mr_rereg(struct rn_client *client, const struct rn_ctl_rereg_mr_req *req,
-		struct rn_ctl_rereg_mr_resp *resp);
-int rn_mr_dereg(struct rn_client *client, uint32_t handle);
-void rn_mr_release(struct rn_mr *mr);
-int rn_mw_alloc(struct rn_client *client, const struct rn_ctl_alloc_mw_req *req,
-		struct rn_ctl_alloc_mw_resp *resp);
-int rn_mw_dealloc(struct rn_client *client, uint32_t handle);
-void rn_mw_release(struct rn_mw *mw);
-
-/* mw.c */
-void rn_mw_unbind(struct rn_mw *mw);
-
-/* cq.c */
-int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *req,
-		 struct rn_ctl_create_cq_resp *resp, int *channel, int *memfd);
-int rn_cq_resize(struct rn_client *client, const struct rn_ctl_resize_cq_req *req,
-		 struct rn_ctl_resize_cq_resp *resp, int *memfd);
-int rn_cq_destroy(struct rn_client *client, uint32_t handle);
-void rn_cq_release(struct rn_cq *cq);
-bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe, bool solicited);
-
-/* notify.c */
-void rn_cq_note(struct rn_cq *cq, bool error, bool solicited);
-void rn_cq_ring(struct rn_cq *cq);
-
-/* ah.c */
-int rn_ah_create(struct rn_client *client, const struct rn_ctl_create_ah_req *req,
-		 struct rn_ctl_create_ah_resp *resp);
-int rn_ah_destroy(struct rn_client *client, uint32_t handle);
-
-/* srq.c */
-int rn_srq_create(struct rn_client *client, const struct rn_ctl_create_srq_req *req,
-		  struct rn_ctl_create_srq_resp *resp, int *memfd);
-int rn_srq_modify(struct rn_client *client, const struct rn_ctl_modify_srq_req *req,
-		  struct rn_ctl_modify_srq_resp *resp, int *memfd);
-int rn_srq_query(struct rn_client *client, uint32_t handle,
-		 struct rn_ctl_query_srq_resp *resp);
-int rn_srq_destroy(struct rn_client *client, uint32_t handle);
-void rn_srq_release(struct rn_srq *srq);
-
-/* xrcd.c */
-int rn_xrcd_open(struct rn_client *client, const struct rn_ctl_open_xrcd_req *req,
-		 int fd, struct rn_ctl_open_xrcd_resp *resp);
-int rn_xrcd_close(struct rn_client *client, uint32_t handle);
-void rn_xrcd_release(struct rn_client *client, uint32_t handle);
-struct rn_xrcd *rn_xrcd_of(struct rn_client *client, uint32_t handle);
-void rn_xrcd_get(struct rn_xrcd *x);
-void rn_xrcd_put(struct rn_device *dev, struct rn_xrcd *x);
-
-/* qp.c */
-int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *req,
-		 struct rn_ctl_create_qp_resp *resp, int *memfd);
-int rn_qp_open(struct rn_client *client, const struct rn_ctl_open_qp_req *req,
-	       struct rn_ctl_open_qp_resp *resp);
-int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *req);
-int rn_qp_query(struct rn_client *client, uint32_t handle,
-		struct rn_ctl_query_qp_resp *resp);
-int rn_qp_destroy(struct rn_client *client, uint32_t handle);
-void rn_qp_release(struct rn_client *client, uint32_t handle);
-struct rn_qp *rn_qp_by_qpn(struct rn_device *dev, uint32_t qpn);
-void rn_qp_event(struct rn_qp *qp, enum ibv_event_type event);
-void rn_qp_sq_drain_check(struct rn_qp *qp);
-void rn_qp_set_state(struct rn_qp *qp, enum ibv_qp_state state);
-void rn_qp_to_error(struct rn_qp *qp);
-void rn_qp_fatal(struct rn_qp *qp, enum ibv_event_type event);
-void rn_qp_send_failed(struct rn_qp *qp);
-
-/* wire/: the RoCEv2 transport (wire/wire.h) */
-int rn_wire_init(struct rn_device *dev);
-void rn_wire_addresses_changed(struct rn_device *dev);
-void rn_wire_close(struct rn_device *dev);
-bool rn_wire_receive(struct rn_device *dev);
-void rn_wire_readable(struct rn_device *dev, void *sock);
-bool rn_wire_reply(struct rn_device *dev, uint64_t now);
-bool rn_wire_pending(const struct rn_device *dev);
-void rn_wire_flush(struct rn_device *dev);
-int rn_wire_qp_connect(struct rn_qp *qp);
-void rn_wire_qp_start(struct rn_qp *qp);
-bool rn_wire_qp_in_flight(const struct rn_qp *qp);
-void rn_wire_qp_stop(struct rn_qp *qp, bool responder_too);
-void rn_wire_qp_free(struct rn_qp *qp);
-bool rn_wire_qp_busy(const struct rn_qp *qp);
-bool rn_wire_qp_run(struct rn_qp *qp, uint64_t now, unsigned int budget);
-
-/* engine.c */
-int rn_engine_init(struct rn_device *dev);
-bool rn_engine_pass(struct rn_device *dev, uint64_t now_ns);
-void rn_engine_doorbell(struct rn_qp *qp);
-void rn_engine_schedule(struct rn_qp *qp);
-void rn_engine_unschedule(struct rn_qp *qp);
-int rn_engine_qp_add(struct rn_qp *qp);
-void rn_engine_qp_remove(struct rn_qp *qp);
-void rn_engine_wait(struct rn_qp *qp, uint64_t until);
-void rn_engine_cancel_wait(struct rn_qp *qp);
-void rn_engine_flush(struct rn_qp *qp);
-void rn_engine_drain(struct rn_qp *qp);
-uint64_t rn_engine_next_timer(struct rn_device *dev);
-bool rn_engine_sleep_prepare(struct rn_device *dev);
-void rn_engine_wake(struct rn_device *dev);
-
-/* sq.c */
-void rn_sq_forget(struct rn_qp *qp);
 
 #endif

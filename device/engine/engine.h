@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * engine/: the data path every transport shares.  A doorbell is found
+ * (engine.c), its WQEs fetched and validated (sq.c, wqe.c, access.c),
+ * executed by the QP's transport (local/ or wire/, through struct
+ * rn_transport_ops), completed (sq.c, rq.c, cq.c) and notified
+ * (notify.c).  A QP's state and errors live in qp.c.  The transports use
+ * the rest of it through engine/datapath.h.
+ */
+#ifndef RN_ENGINE_H
+#define RN_ENGINE_H
+
+#include "core/core.h"
+#include "core/memory.h"
+
+/*
+ * How the engine drives a QP's transport.  verbs/ installs the local
+ * path's ops when a QP is created; connecting it (RTR) installs the wire's
+ * where the peer is elsewhere.  Only run is required.
+ */
+struct rn_transport_ops {
+	/* Execute send work for at most budget units; true on progress. */
+	bool (*run)(struct rn_qp *qp, uint64_t now, unsigned int budget);
+	/* After a turn: has the QP work it can do without waiting? */
+	bool (*busy)(const struct rn_qp *qp);
+	/* RTS (from RTR or SQE): the requester starts. */
+	void (*start)(struct rn_qp *qp);
+	/* Send WQEs started and not completed. */
+	bool (*in_flight)(const struct rn_qp *qp);
+	/* The send queue failed, or the whole QP (responder_too). */
+	void (*stop)(struct rn_qp *qp, bool responder_too);
+	/* The QP is reset or destroyed: its transport state goes. */
+	void (*release)(struct rn_qp *qp);
+	unsigned int budget; /* units of run in one turn */
+};
+
+/*
+ * A transport's work that belongs to no one QP (the wire: packets in,
+ * responses and ACKs out), registered with rn_engine_set_network.
+ */
+struct rn_network_ops {
+	/* Take arrived packets; true if there were any. */
+	bool (*receive)(struct rn_device *dev);
+	/* Send responses and ACKs that are due; true on progress. */
+	bool (*reply)(struct rn_device *dev, uint64_t now);
+	/* Packets built this pass leave. */
+	void (*flush)(struct rn_device *dev);
+	/* Responses wait to be sent: the engine must not sleep. */
+	bool (*pending)(const struct rn_device *dev);
+	/* A UD datagram to a GID that is not this device's. */
+	enum ibv_wc_status (*ud_send)(struct rn_qp *qp, const struct rn_wqe *w,
+				      const struct rn_ah_attr *av,
+				      unsigned int sgid_index, const uint8_t *dgid,
+				      uint32_t qkey, const struct rn_iovs *src,
+				      uint64_t len);
+};
+
+/*
+ * The engine's state.  One thread owns it: it alone writes every field,
+ * and the QPs on 'active'.
+ */
+struct rn_engine {
+	struct rn_list active; /* QPs that may have send work */
+	struct rn_timers timers;
+	uint32_t ntimers; /* timers that exist: room reserved in 'timers' */
+	uint8_t *bounce; /* staging buffer for copies between clients */
+	struct rn_stage *stage; /* the SQ slots last fetched (wqe.h) */
+	struct rn_qp *stage_qp; /* whose they are */
+	const struct rn_network_ops *network; /* NULL: no wire */
+	struct rn_batch *batch; /* the local path's run of WRITEs (local/) */
+	struct rn_wire *wire; /* the wire's state (wire/) */
+};
+
+/* engine.c */
+int rn_engine_init(struct rn_device *dev);
+void rn_engine_set_network(struct rn_device *dev,
+			   const struct rn_network_ops *ops);
+bool rn_engine_pass(struct rn_device *dev, uint64_t now_ns);
+void rn_engine_schedule(struct rn_qp *qp);
+void rn_engine_unschedule(struct rn_qp *qp);
+int rn_engine_qp_add(struct rn_qp *qp);
+void rn_engine_qp_remove(struct rn_qp *qp);
+void rn_engine_wait(struct rn_qp *qp, uint64_t until);
+void rn_engine_cancel_wait(struct rn_qp *qp);
+void rn_engine_flush(struct rn_qp *qp);
+void rn_engine_drain(struct rn_qp *qp);
+uint64_t rn_engine_next_timer(struct rn_device *dev);
+bool rn_engine_sleep_prepare(struct rn_device *dev);
+void rn_engine_wake(struct rn_device *dev);
+
+/* qp.c: a QP's state, errors and events; its transport */
+struct rn_qp *rn_qp_by_qpn(struct rn_device *dev, uint32_t qpn);
+void rn_qp_event(struct rn_qp *qp, enum ibv_event_type event);
+void rn_qp_set_state(struct rn_qp *qp, enum ibv_qp_state state);
+void rn_qp_to_error(struct rn_qp *qp);
+void rn_qp_fatal(struct rn_qp *qp, enum ibv_event_type event);
+void rn_qp_send_failed(struct rn_qp *qp);
+void rn_qp_sq_drain_check(struct rn_qp *qp);
+/* May the QP take requests now?  (SQE still receives: only its SQ failed.) */
+bool rn_qp_receiving(const struct rn_qp *qp);
+void rn_qp_transport_start(struct rn_qp *qp);
+void rn_qp_transport_release(struct rn_qp *qp,
+			     const struct rn_transport_ops *next);
+/* RNR NAK timer (IB table of min_rnr_timer codes) in nanoseconds. */
+uint64_t rn_rnr_timer_ns(uint8_t code);
+/* Local ACK timeout: 4.096 us * 2^timeout; 0 means infinite (UINT64_MAX). */
+uint64_t rn_ack_timeout_ns(uint8_t timeout);
+
+/* cq.c */
+bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe, bool solicited);
+
+/* notify.c */
+void rn_cq_note(struct rn_cq *cq, bool error, bool solicited);
+void rn_cq_ring(struct rn_cq *cq);
+
+/* mw.c */
+void rn_mw_unbind(struct rn_mw *mw);
+
+/* sq.c */
+void rn_sq_forget(struct rn_qp *qp);
+
+#endif

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * UD sends.  A datagram goes where its address handle and remote QPN say:
+ * to a QP of this device directly (engine/ud.c receives it), or on the
+ * wire, through the network's ud_send, when the destination GID is not
+ * one of ours (or --local-on-wire).  Only what the sender got wrong itself
+ * (a bad AH, a message larger than the path MTU, its own buffers) is an
+ * error completion.
+ */
+#include <string.h>
+
+#include "base/table.h"
+#include "local/local.h"
+
+#define RN_QKEY_OWN 0x80000000u /* "use the QP's own Q_Key" */
+
+/* Bytes a UD packet adds to its payload after the IP header. */
+#define RN_UD_HDRS (8 /* UDP */ + 12 /* BTH */ + 8 /* DETH */)
+#define RN_ICRC_LEN 4
+
+enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
+			      uint32_t *byte_len)
+{
+	struct rn_device *dev = qp->client->dev;
+	struct rn_ah *ah = rn_table_get(&qp->client->ahs, w->dest.ah);
+	struct rn_recv_result res;
+	struct rn_iovs src, payload;
+	enum ibv_wc_status st;
+	enum rn_dma_status dma;
+	struct rn_ud_ip ip;
+	struct rn_ud_rx rx;
+	uint8_t dgid[16];
+	uint32_t qkey;
+	uint64_t len;
+	int index;
+
+	if (!ah || ah->pd != qp->pd)
+		return IBV_WC_LOC_QP_OP_ERR;
+	st = rn_gather(qp, w, &src, &len);
+	if (st)
+		return st;
+	if (len > rn_port_mtu_bytes(dev))
+		return IBV_WC_LOC_LEN_ERR;
+	*byte_len = len;
+
+	/* Without a GRH the AH can only mean this port, by its first GID.
+	 * A source address that went away since the AH was made routes
+	 * nowhere.
+	 */
+	index = ah->attr.is_global ? ah->attr.sgid_index :
+				     rn_port_gid_first(dev);
+	if (index < 0 || !rn_port_gid_valid(dev, index)) {
+		dev->port.counters[RN_CNT_NO_ROUTE]++;
+		return IBV_WC_SUCCESS;
+	}
+	if (ah->attr.is_global)
+		memcpy(dgid, ah->attr.dgid, 16);
+	else
+		memcpy(dgid, dev->port.gids[index].raw, 16);
+	qkey = w->dest.remote_qkey & RN_QKEY_OWN ? qp->attr.qkey :
+						  w->dest.remote_qkey;
+	if (dev->local_on_wire || rn_port_gid_index(dev, dgid) < 0) {
+		const struct rn_network_ops *net = dev->engine->network;
+
+		if (!net) {
+			dev->port.counters[RN_CNT_NO_ROUTE]++;
+			return IBV_WC_SUCCESS;
+		}
+		return net->ud_send(qp, w, &ah->attr, index, dgid, qkey, &src,
+				    len);
+	}
+
+	if (!rn_ud_receiver(dev, w->dest.remote_qpn, qkey, len, &rx))
+		return IBV_WC_SUCCESS;
+	ip = (struct rn_ud_ip){
+		.sgid = dev->port.gids[index].raw,
+		.dgid = dgid,
+		.tclass = ah->attr.traffic_class,
+		.hop_limit = ah->attr.hop_limit,
+		.flow_label = ah->attr.flow_label,
+		/* As ringnicd sends it: ID 0; the UDP length counts BTH,
+		 * DETH, the immediate, payload, pad and ICRC.
+		 */
+		.udp_len = RN_UD_HDRS + (w->opcode == RN_OP_SEND_IMM ? 4 : 0) +
+			   len + (-len & 3) + RN_ICRC_LEN,
+	};
+	dma = rn_ud_write_grh(&rx, &ip, &payload);
+	if (!dma) {
+		if (w->flags & RN_WQE_INLINE)
+			dma = rn_dma_to(&payload, w->inline_data, len);
+		else
+			dma = rn_dma_copy(&src, &payload, len, dev->engine->bounce,
+					  RN_BOUNCE_SIZE);
+	}
+	/* A sender that cannot be read is the sender's error. */
+	if (dma == RN_DMA_SRC_FAULT)
+		return IBV_WC_LOC_PROT_ERR;
+	res = rn_recv_result_of(w, IBV_WC_RECV, len + RN_GRH_LEN, qp->qpn);
+	rn_ud_complete(&rx, dma, &res, rn_gid_is_ipv4(ip.sgid) &&
+					      rn_gid_is_ipv4(ip.dgid));
+	return IBV_WC_SUCCESS;
+}
