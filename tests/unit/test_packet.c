@@ -400,7 +400,7 @@ static void check_golden(const struct rn_pkt *p, const uint8_t *want,
 
 static void test_golden(void **state)
 {
-	/* The ACK rxe sent (ROCE.md 2.3); its ICRC is test_icrc's. */
+	/* The ACK rxe sent (docs/wire.md); its ICRC is test_icrc's. */
 	static const uint8_t ack[] = {
 		0x11, 0x00, 0xff, 0xff, 0x00, 0x00, 0x01, 0x23, 0x00, 0x00,
 		0xff, 0xf0, 0x1f, 0x00, 0x00, 0x01, 0, 0, 0, 0,
@@ -755,8 +755,8 @@ static void test_aeth(void **state)
 static void test_udp_sport(void **state)
 {
 	(void)state;
-	/* The ACK of ROCE.md 2.3 came from port 54099 to QP 0x123: what
-	 * rxe's first QP, 17, picks for that peer.
+	/* The ACK of docs/wire.md's test vector came from port 54099 to QP
+	 * 0x123: what rxe's first QP, 17, picks for that peer.
 	 */
 	assert_int_equal(rn_pkt_sport_conn(0, 17, 0x123), 54099);
 	assert_int_equal(rn_pkt_sport_conn(0, 0x11, 0x12), 0xC132);
