@@ -9,8 +9,8 @@
 #define RINGNIC_COUNTERS_H
 
 /*
- * What the port counts.  The outcomes of reliable
- * messages on the wire (seed 003) are: success, REQ_COMPLETED; timeout,
+ * What the port counts (docs/wire.md, "Counters").  The outcomes of
+ * reliable messages on the wire are: success, REQ_COMPLETED; timeout,
  * ACK_TIMEOUT; transmission error, RX_ICRC and RX_MALFORMED (dropped, then
  * recovered by a sequence NAK or a timeout); dropped in the network,
  * OOS_REQ at the responder, RCVD_SEQ and IMPLIED_NAK at the requester

@@ -117,7 +117,7 @@ struct rn_kdev_counters {
  * A datagram of QP1, the GSI QP over which the kernel's MAD layer runs its
  * CM (rdma_cm in kernel mode).  The stub keeps that QP and its queues; the
  * datagrams go through ringnicd, which sends and receives them as RoCEv2
- * UD packets from and to QP 1 (../shared/RDMACM.md 2.4).
+ * UD packets from and to QP 1 (docs/rdma_cm.md, "Kernel mode").
  *   RN_KDEV_GSI_SEND (a request's body): send mad from our GID sgid_index
  *     to QP remote_qpn at gid, under qkey.
  *   RN_KDEV_GSI_RECV (written, type set): mad arrived from QP remote_qpn

@@ -2,8 +2,8 @@
 /*
  * The kernel's own objects: the GSI QP (QP1) over which the kernel's MAD
  * layer runs its CM, and the PD, CQs and address handles it makes with
- * it (../shared/RDMACM.md 2.3).  This is what lets the kernel's rdma_cm
- * serve ringnic0 in kernel mode.
+ * it (docs/rdma_cm.md, "Kernel mode").  This is what lets the kernel's
+ * rdma_cm serve ringnic0 in kernel mode.
  *
  * The stub keeps those queues itself; it runs no protocol.  A send copies
  * the MAD out of the caller's buffers (DMA addresses are kernel virtual

@@ -4,7 +4,7 @@
  * port's GIDs (or the wildcard), its port is taken in the id's port space
  * as a TCP or UDP port is, and the way to a destination is the one the
  * kernel's routing table gives: the source address a UDP socket connected
- * to it would use (RDMACM.md 1.6, 3.4).
+ * to it would use (docs/rdma_cm.md, "Addresses").
  */
 #include <arpa/inet.h>
 #include <errno.h>

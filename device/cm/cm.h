@@ -6,8 +6,8 @@
  * on RoCEv2: MADs to QP1 in UD datagrams (protocol.c, mad.c).  Addresses
  * are the port's GIDs; routes are the kernel's (address.c).
  *
- * The facts it follows are in ../shared/RDMACM.md; section numbers in the
- * comments are that document's.
+ * docs/rdma_cm.md describes what it does; the comments name that
+ * document's sections.
  */
 #ifndef RN_CM_H
 #define RN_CM_H
@@ -35,7 +35,7 @@
 #define RN_CM_MAD_LEN 256
 #define RN_CM_UD_QKEY 0x01234567u /* RDMA_UDP_QKEY: rdma_cm's UD Q_Key */
 
-/* rdma_cm's event codes (librdmacm's enum rdma_cm_event_type, RDMACM.md 1.5). */
+/* rdma_cm's event codes (librdmacm's rdma_cm_event_type; docs/rdma_cm.md). */
 enum rn_cm_event_code {
 	RN_CM_EVENT_ADDR_RESOLVED = 0,
 	RN_CM_EVENT_ADDR_ERROR = 1,

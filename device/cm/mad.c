@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The CM MAD header and rdma_cm's private-data header (RDMACM.md 3.1, 3.4). */
+/* The CM MAD header and rdma_cm's private-data header (docs/rdma_cm.md). */
 #include <string.h>
 
 #include "cm/mad.h"

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The CM's MADs (RDMACM.md 3.1-3.4): a 24-byte MAD header and 232 bytes of
- * message, every field big-endian at a fixed offset.  Offsets below count
- * from the start of the message (MAD byte 24); a field narrower than its
- * byte sits in the byte's most significant bits, as the IBA lays it out.
+ * The CM's MADs (docs/rdma_cm.md, "On the wire"): a 24-byte MAD header and
+ * 232 bytes of message, every field big-endian at a fixed offset.  Offsets
+ * below count from the start of the message (MAD byte 24); a field narrower
+ * than its byte sits in the byte's most significant bits, as the IBA lays
+ * it out.
  */
 #ifndef RN_CM_MAD_H
 #define RN_CM_MAD_H
@@ -87,7 +88,7 @@ static inline void rn_mad_put(uint8_t *m, unsigned int off,
 	}
 }
 
-/* The MAD header (RDMACM.md 3.1). */
+/* The MAD header (docs/rdma_cm.md, "The MAD header"). */
 void rn_mad_hdr_build(uint8_t *mad, uint16_t attr_id, uint64_t tid,
 		      uint32_t attr_mod);
 /* The message of a CM MAD of ours; false (and *attr_id unset) if not. */

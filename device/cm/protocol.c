@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The IB CM protocol as Linux's rdma_cm speaks it on RoCEv2 (RDMACM.md 3):
- * REQ / REP / RTU to connect, REJ to refuse, MRA to ask for patience,
- * DREQ / DREP to disconnect, SIDR REQ / REP to resolve a UD service; each
- * a 256-byte MAD in a UD datagram from QP1 to QP1, Q_Key 0x80010000.
+ * The IB CM protocol as Linux's rdma_cm speaks it on RoCEv2 (docs/rdma_cm.md,
+ * "On the wire"): REQ / REP / RTU to connect, REJ to refuse, MRA to ask for
+ * patience, DREQ / DREP to disconnect, SIDR REQ / REP to resolve a UD
+ * service; each a 256-byte MAD in a UD datagram from QP1 to QP1, Q_Key
+ * 0x80010000.
  * Requests are resent on Linux's timers until answered; a message from the
  * network is checked against the id it names (comm ID, state, sender)
  * before it changes anything, and an unknown one costs no memory: only a

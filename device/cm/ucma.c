@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The rdma_ucm commands (ABI 4) with the answers Linux 6.1's ucma.c and
- * cma.c give (RDMACM.md 1.3-1.7).  ringnicd serves the legacy IP command
- * set: librdmacm probes AF_IB with BIND, which is not offered, and then
- * uses BIND_IP, RESOLVE_IP and QUERY_ROUTE for everything.
+ * cma.c give (docs/rdma_cm.md, "Userspace mode: the rdma_cm device").
+ * ringnicd serves the legacy IP command set: librdmacm probes AF_IB with
+ * BIND, which is not offered, and then uses BIND_IP, RESOLVE_IP and
+ * QUERY_ROUTE for everything.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -362,7 +363,7 @@ static int disconnect_id(struct rn_cm_channel *ch, const void *body)
 	return rn_cm_disconnect(id);
 }
 
-/* The attributes cm.c@6.1 gives for each transition (RDMACM.md 1.7). */
+/* The attributes cm.c@6.1 gives for each transition (docs/rdma_cm.md). */
 static int init_qp_attr(struct rn_cm_channel *ch, const void *body,
 			uint8_t *resp, uint32_t *len)
 {

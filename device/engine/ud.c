@@ -3,7 +3,7 @@
  * UD receives, wherever the datagram comes from (local/ud.c, or the wire's
  * wire/datagram.c).  The receiver takes it only with the right Q_Key and a receive WQE, and gets
  * the 40-byte GRH area first, filled as rxe fills it from the packet's IP
- * header (../shared/ROCE.md 4.4): for IPv4 20 zero bytes then the IPv4
+ * header (docs/wire.md, "UD"): for IPv4 20 zero bytes then the IPv4
  * header, for IPv6 the IPv6 header.  UD is unreliable: whatever the
  * receiver cannot take is dropped there and counted, and the sender
  * completes successfully.  Only what the sender got wrong itself (a bad

@@ -17,11 +17,12 @@
  *                 implied NAK (go back to the first missing response).
  *   atomic ACK    the original value, for the atomic at its PSN.
  *
- * The retransmit timer (seed 004, rxe's retrans_timer): one per QP,
- * started when a packet goes out and it is not running, never restarted
- * by later packets; progress (an ACK that retires or moves una) restarts
- * it, nothing outstanding stops it.  When it expires with packets still
- * unacknowledged, the requester goes back to the oldest (retry_cnt).
+ * The retransmit timer (rxe's retrans_timer; docs/wire.md, "Requester and
+ * completer"): one per QP, started when a packet goes out and it is not
+ * running, never restarted by later packets; progress (an ACK that retires
+ * or moves una) restarts it, nothing outstanding stops it.  When it
+ * expires with packets still unacknowledged, the requester goes back to
+ * the oldest (retry_cnt).
  * Timeout = 4.096 us * 2^timeout; 0 means no timer, as in rxe.
  */
 #include "wire/internal.h"

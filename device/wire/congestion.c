@@ -25,8 +25,8 @@
  *
  * ACKs and atomic ACKs are not paced (they only keep their place behind
  * a held QP's READ responses), and CE marks on them make no CNP.  rxe 6.1
- * neither marks nor sends CNPs (ROCE.md 2.6), and drops the CNPs it gets:
- * against rxe none of this acts.
+ * neither marks nor sends CNPs, and drops the CNPs it gets (docs/wire.md,
+ * "Congestion control"): against rxe none of this acts.
  */
 #include "wire/internal.h"
 

@@ -190,7 +190,7 @@ enum rn_pkt_status rn_icrc_check_ipv6(const struct rn_icrc_flow6 *f,
 }
 
 /*
- * IPv4 receive: recovering the IP ID (ROCE.md 2.4 b).
+ * IPv4 receive: recovering the IP ID (docs/wire.md, "ICRC").
  *
  * A UDP socket never shows the Identification of what it receives, nor
  * DF, and the ICRC covers both.  But a CRC is affine: for messages of one

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The RoCEv2 ICRC (ROCE.md 2): zlib's CRC-32 over 8 bytes of 0xFF, the IP
- * header, the UDP header and the packet from the BTH through the pad, with
- * the fields routers may change masked to ones; stored little-endian in
- * the packet's last 4 bytes.
+ * The RoCEv2 ICRC (docs/wire.md, "ICRC"): zlib's CRC-32 over 8 bytes of
+ * 0xFF, the IP header, the UDP header and the packet from the BTH through
+ * the pad, with the fields routers may change masked to ones; stored
+ * little-endian in the packet's last 4 bytes.
  *
  * ringnicd sends and receives through ordinary UDP sockets, so the IP and
  * UDP headers are the kernel's: these functions rebuild them from what the

@@ -10,7 +10,7 @@
  *   requester.c  send WQEs -> packets: PSNs, segmentation by path MTU,
  *                AckReq, the window of unacknowledged packets, go-back-N
  *   completer.c  ACKs, NAKs, READ responses and atomic ACKs -> CQEs; the
- *                retransmit timer (seed 004), retry_cnt and rnr_retry
+ *                retransmit timer, retry_cnt and rnr_retry
  *   responder.c  requests -> validation -> memory and receive WQEs ->
  *                ACK/NAK, READ responses, atomic ACKs; duplicates and the
  *                READ/atomic replay resources

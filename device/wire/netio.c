@@ -7,9 +7,9 @@
  *
  * Sockets are unconnected with IP_PMTUDISC_DO: the kernel then writes
  * IPv4 Identification 0 and DF into every packet, which the ICRC covers
- * (ROCE.md 2.4).  A received IPv4 packet's ID is not visible to a UDP
- * socket; rn_icrc_check_ipv4 recovers it (and DF) from the ICRC itself, so
- * every packet is checked with an ordinary socket: no raw sockets, no
+ * (docs/wire.md, "ICRC").  A received IPv4 packet's ID is not visible to a
+ * UDP socket; rn_icrc_check_ipv4 recovers it (and DF) from the ICRC itself,
+ * so every packet is checked with an ordinary socket: no raw sockets, no
  * privilege beyond binding port 4791.  Packets whose DF was clear are
  * refused: rxe and ringnicd always set it, and refusing it catches the
  * single-bit errors the recovery could otherwise take for a cleared DF.
@@ -241,9 +241,10 @@ void rn_wire_close(struct rn_device *dev)
 /*
  * UDP GSO: a run of packets of one size (the last may be shorter) to one
  * address leaves as one datagram that the kernel cuts into them
- * (ROCE.md 6), with IPv4 IDs 0, 1, 2, ... that their ICRCs were sealed
- * with.  At most 64 segments (UDP_MAX_SEGMENTS of 6.1 before 6.1.107),
- * and the datagram within 64 KiB with the largest IP header.
+ * (docs/wire.md, "GSO and GRO"), with IPv4 IDs 0, 1, 2, ... that their
+ * ICRCs were sealed with.  At most 64 segments (UDP_MAX_SEGMENTS of 6.1
+ * before 6.1.107), and the datagram within 64 KiB with the largest IP
+ * header.
  */
 #define RN_WIRE_GSO_SEGS 64
 #define RN_WIRE_GSO_BYTES (65535 - 40 - 8)

@@ -70,7 +70,7 @@
 	   (x) | RN_PKT_H_IETH)
 
 /*
- * Headers per opcode as rxe 6.1 lays them out (rxe_opcode.c; ROCE.md 1.5).
+ * Headers per opcode as rxe 6.1 lays them out (rxe_opcode.c; docs/wire.md).
  * XRC is not in rxe 6.1 nor in mainline ib_pack.h; its layout was checked
  * in the XRC series posted for rxe (linux-rdma, 2021-2022: XRCETH at
  * offset 12 of every request, before RETH, AtomicETH, ImmDt or IETH;

@@ -3,8 +3,8 @@
  * RoCEv2 packets: what follows the UDP header (BTH, extension headers,
  * payload, pad, ICRC).  The opcode table, a parser that validates all a
  * packet says about itself, a builder, and the small pieces of arithmetic
- * the transport needs (PSNs, AETH syndromes, UDP source ports).  The facts
- * are those of shared/ROCE.md, sections 1 and 3.
+ * the transport needs (PSNs, AETH syndromes).  They are
+ * described in docs/wire.md, "Packets" and "Sockets".
  *
  * Nothing here keeps state or allocates; the ICRC is in icrc.h.
  */
@@ -271,7 +271,7 @@ static inline int32_t rn_pkt_psn_cmp(uint32_t a, uint32_t b)
 
 enum rn_pkt_aeth_type {
 	RN_PKT_AETH_ACK = 0x00, /* value: credit count */
-	RN_PKT_AETH_RNR_NAK = 0x20, /* value: RNR timer code (ROCE.md 4.5) */
+	RN_PKT_AETH_RNR_NAK = 0x20, /* value: RNR timer code (docs/wire.md) */
 	RN_PKT_AETH_NAK = 0x60, /* value: enum rn_pkt_nak */
 };
 

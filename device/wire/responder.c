@@ -17,11 +17,11 @@
  *                 and the local path does; rxe calls the first an invalid
  *                 request).
  *
- * What fails is answered as rxe answers it (ROCE.md 4.3): a NAK (invalid
- * request, remote access, remote operational error) and the QP to ERR; no
- * receive WQE is an RNR NAK, retried by the requester.  UC answers
- * nothing: what it cannot take is dropped, and so is the rest of its
- * message.
+ * What fails is answered as rxe answers it (docs/wire.md, "Responder"): a
+ * NAK (invalid request, remote access, remote operational error) and the
+ * QP to ERR; no receive WQE is an RNR NAK, retried by the requester.  UC
+ * answers nothing: what it cannot take is dropped, and so is the rest of
+ * its message.
  *
  * Duplicates are never executed twice: a SEND or WRITE is answered with
  * an ACK for the last PSN taken; a READ is served again from memory, from
@@ -803,7 +803,7 @@ static uint8_t read_opcode(const struct rn_wire_qp *wq,
 	bool final = i == res->npsn - 1;
 	bool from_start = res->next_psn == res->start_psn;
 
-	/* A replay from a later PSN has no FIRST (ROCE.md 4.3). */
+	/* A replay from a later PSN has no FIRST (docs/wire.md, Responder). */
 	if (from_start && res->start_psn == res->first_psn)
 		return wq->transport | (final ? RN_PKT_OP_READ_RESP_ONLY :
 						RN_PKT_OP_READ_RESP_FIRST);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Writes the seed corpora of the fuzz targets (corpus/wqe, corpus/control)
 from the layouts of kernel-abi/, corpus/packet from the RoCEv2 layouts of
-shared/ROCE.md and corpus/cm from the CM MADs of shared/RDMACM.md 3:
+docs/wire.md and corpus/cm from the CM MADs of docs/rdma_cm.md:
 well-formed inputs the fuzzers mutate.
 Run it when a format changes; the seeds are committed."""
 import ipaddress
@@ -110,7 +110,7 @@ def control_seeds():
           bytes(page) + bytes(ctrl) + sq)
 
 
-# RoCEv2 (ROCE.md 1.3-1.5): the headers after the BTH of each RC operation;
+# RoCEv2 (docs/wire.md): the headers after the BTH of each RC operation;
 # UC has the SEND and WRITE ones, XRC all of them with an XRCETH first in
 # requests.  Operations 0x0D-0x12 are responses.
 RC_OPS = {
@@ -157,7 +157,7 @@ def packet_seeds():
     sport, dport = 0xC132, 4791
 
     def icrc(pkt, v6, ip_id=0):
-        # ROCE.md 2.1: 8 x 0xFF, masked IP and UDP headers, masked BTH, rest.
+        # docs/wire.md: 8 x 0xFF, masked IP and UDP headers, masked BTH, rest.
         udp_len = 8 + len(pkt)
         if v6:
             ip = b"\x6f\xff\xff\xff" + struct.pack(">HBB", udp_len, 17, 0xff)
@@ -181,7 +181,7 @@ def packet_seeds():
         payload = b"payload" if has_payload else b""
         pkt = icrc(packet(opcode, hdrs, payload, opcode), v6=False)
         write("packet/%02x" % opcode, prefix + pkt)
-    # IPv6, an MTU-sized packet, and the rxe ACK of ROCE.md 2.3 (IP ID
+    # IPv6, an MTU-sized packet, and the rxe ACK of docs/wire.md (IP ID
     # 0xd0e6) with its own flow.
     write("packet/v6-send", prefix +
           icrc(packet(0x04, [], b"over IPv6", 7), v6=True))

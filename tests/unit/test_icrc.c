@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The ICRC: the rxe test vector of ROCE.md 2.3 bit for bit, the masks, the
+ * The ICRC: the rxe test vector of docs/wire.md bit for bit, the masks, the
  * IPv6 check, and the IPv4 ID recovery: exact recovery of random IDs and
  * DF, GSO IDs, single-bit errors anywhere, and the rate at which random
  * corruptions are caught.
@@ -32,7 +32,7 @@ static uint8_t pkt[RN_PKT_MAX_LEN];
 static uint8_t orig[RN_PKT_MAX_LEN];
 static struct rn_icrc_solver solver;
 
-/* The rxe ACK of ROCE.md 2.3: 192.168.77.1:54099 -> 192.168.77.2:4791,
+/* The rxe ACK of docs/wire.md: 192.168.77.1:54099 -> 192.168.77.2:4791,
  * IP ID 0xd0e6, DF.
  */
 static const uint8_t rxe_ack[] = {
@@ -116,7 +116,7 @@ static void test_rxe_vector(void **state)
 }
 
 /*
- * The IPv6 CRC input, written out from ROCE.md 2.1, through zlib's crc32
+ * The IPv6 CRC input, written out from docs/wire.md, through zlib's crc32
  * here: for an ACK-sized packet, 1 and 4 KiB of payload and the largest,
  * so that each implementation's long-input path is compared too.
  */

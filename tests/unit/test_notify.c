@@ -114,7 +114,7 @@ static void test_merge_table(void **state)
 {
 	static const uint32_t lv[] = { RN_ARM_NONE, RN_ARM_ERRORS,
 				       RN_ARM_SOLICITED, RN_ARM_ANY };
-	/* DESIGN.md: ANY+x = ANY, ERRORS+ERRORS = ERRORS,
+	/* docs/design.md: ANY+x = ANY, ERRORS+ERRORS = ERRORS,
 	 * ERRORS+SOLICITED = SOLICITED+ERRORS = SOLICITED,
 	 * SOLICITED+SOLICITED = SOLICITED.
 	 */

@@ -400,7 +400,7 @@ static void check_golden(const struct rn_pkt *p, const uint8_t *want,
 
 static void test_golden(void **state)
 {
-	/* The ACK rxe sent (ROCE.md 2.3); its ICRC is test_icrc's. */
+	/* The ACK rxe sent (docs/wire.md); its ICRC is test_icrc's. */
 	static const uint8_t ack[] = {
 		0x11, 0x00, 0xff, 0xff, 0x00, 0x00, 0x01, 0x23, 0x00, 0x00,
 		0xff, 0xf0, 0x1f, 0x00, 0x00, 0x01, 0, 0, 0, 0,
