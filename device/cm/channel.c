@@ -58,7 +58,7 @@ struct rn_cm *rn_cm_init(struct rn_device *dev)
 	return cm;
 }
 
-int rn_cm_listen(struct rn_device *dev)
+int rn_cm_listen(struct rn_device *dev, const char *runtime_dir)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct rn_cm *cm = rn_cm_init(dev);
@@ -66,7 +66,7 @@ int rn_cm_listen(struct rn_device *dev)
 
 	if (!cm)
 		return ENOMEM;
-	if (snprintf(cm->path, sizeof(cm->path), "%s/%s.cm", dev->runtime_dir,
+	if (snprintf(cm->path, sizeof(cm->path), "%s/%s.cm", runtime_dir,
 		     dev->name) >= (int)sizeof(sa.sun_path))
 		return ENAMETOOLONG;
 	strcpy(sa.sun_path, cm->path);

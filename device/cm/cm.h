@@ -164,7 +164,7 @@ struct rn_cm {
 /* dev->cm, serving no socket yet (the fuzzer's). */
 struct rn_cm *rn_cm_init(struct rn_device *dev);
 /* dev->cm, listening on RUNTIME_DIR/NAME.cm. */
-int rn_cm_listen(struct rn_device *dev);
+int rn_cm_listen(struct rn_device *dev, const char *runtime_dir);
 void rn_cm_accept(struct rn_cm *cm);
 void rn_cm_readable(struct rn_cm_channel *ch);
 void rn_cm_close(struct rn_device *dev);

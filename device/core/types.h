@@ -33,7 +33,6 @@ struct rn_transport_ops;
 struct rn_wire_qp;
 struct rn_cm;
 
-#define RN_RUNTIME_DIR_MAX 96
 #define RN_NAME_MAX 32
 
 /* What an epoll event belongs to. */
@@ -367,48 +366,16 @@ enum {
 	RN_PORT_GIDS = 1 << 3,
 };
 
-/* The netdev the device was asked to use (--netdev, --address). */
-#define RN_MAX_ADDRESSES RN_GID_TABLE_LEN
-struct rn_netdev_opts {
-	char ifname[IF_NAMESIZE]; /* "": the default route's interface */
-	uint32_t naddrs; /* 0: every address of the interface */
-	union ibv_gid addrs[RN_MAX_ADDRESSES];
-};
-
 struct rn_device {
 	char name[RN_NAME_MAX + 1];
-	char uverbs_name[IBV_SYSFS_NAME_MAX];
-	/* The control socket path must fit in sun_path (108 bytes): that
-	 * bounds the runtime dir, and so every path below.
-	 */
-	char runtime_dir[RN_RUNTIME_DIR_MAX];
-	char sysfs_root[RN_RUNTIME_DIR_MAX + 8];
-	char ctl_path[108];
-	char lock_path[RN_RUNTIME_DIR_MAX + IBV_SYSFS_NAME_MAX + 8];
-	char dev_node[IBV_SYSFS_NAME_MAX + 32];
-	bool published;
 	uint64_t guid; /* network byte order */
 	struct rn_device_attr attr;
 	struct rn_port port;
-
+	/* The event loop every descriptor of the device joins (struct
+	 * rn_watch tells them apart): clients, sockets, the kernel device.
+	 */
 	int epoll_fd;
-	int listen_fd;
 	int kdev_fd; /* kernel mode: RN_KDEV_PATH attached to our ib_device */
-	struct rn_watch kdev_watch;
-	int signal_fd;
-	int lock_fd;
-	bool locked; /* we hold lock_path: the name is ours in runtime_dir */
-	bool listening; /* ctl_path is our socket */
-	struct rn_watch listen_watch;
-	struct rn_watch signal_watch;
-	struct rn_netdev_opts netdev_opts;
-	struct rn_watch netlink_watch;
-	void *netlink; /* struct nl_sock * for link and address changes */
-	int netdev_timer_fd; /* kernel mode: re-reads of the kernel's GIDs */
-	struct rn_watch netdev_timer_watch;
-	uint32_t kernel_rereads; /* how many of them are still due */
-	bool stop;
-	uint64_t idle_poll_ns; /* polling after the last work, then sleep */
 
 	struct rn_list clients;
 	uint32_t nclients;
@@ -431,8 +398,6 @@ struct rn_device {
 	bool local_on_wire; /* connect local QPs over the wire too */
 	struct rn_cm *cm; /* rdma_cm, userspace mode (cm/) */
 	struct rn_engine *engine; /* its data path (engine/) */
-	struct rn_timer counters_timer; /* the counter files are due */
-	uint64_t counters_next; /* not rewritten before then */
 };
 
 /* QPN = generation (10 bits) << 14 | table index; QPNs 0 and 1 are IB's. */

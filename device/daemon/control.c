@@ -24,31 +24,32 @@
 
 int rn_control_listen(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct epoll_event ev = { .events = EPOLLIN };
 	int fd;
 
-	if (strlen(dev->ctl_path) >= sizeof(sa.sun_path))
+	if (strlen(d->ctl_path) >= sizeof(sa.sun_path))
 		return ENAMETOOLONG;
-	strcpy(sa.sun_path, dev->ctl_path);
+	strcpy(sa.sun_path, d->ctl_path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return errno;
-	unlink(dev->ctl_path);
+	unlink(d->ctl_path);
 	/* Anyone may open the device: it only ever touches the memory of the
 	 * process on the other end of the connection.
 	 */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(dev->ctl_path, 0666) || listen(fd, 128)) {
+	    chmod(d->ctl_path, 0666) || listen(fd, 128)) {
 		int ret = errno;
 
 		close(fd);
 		return ret;
 	}
-	dev->listen_fd = fd;
-	dev->listening = true;
-	dev->listen_watch = (struct rn_watch){ RN_WATCH_LISTEN, dev };
-	ev.data.ptr = &dev->listen_watch;
+	d->listen_fd = fd;
+	d->listening = true;
+	d->listen_watch = (struct rn_watch){ RN_WATCH_LISTEN, dev };
+	ev.data.ptr = &d->listen_watch;
 	if (epoll_ctl(dev->epoll_fd, EPOLL_CTL_ADD, fd, &ev))
 		return errno;
 	return 0;
@@ -56,13 +57,14 @@ int rn_control_listen(struct rn_device *dev)
 
 void rn_control_accept(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct rn_client *client;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	int fd, one = 1;
 
-	fd = accept4(dev->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
 	/* Every client costs descriptors: refuse more than the limit allows. */

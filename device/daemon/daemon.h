@@ -10,6 +10,63 @@
 #include "verbs/verbs.h"
 #include "wire/wire.h"
 
+/* The netdev the device was asked to use (--netdev, --address). */
+#define RN_MAX_ADDRESSES RN_GID_TABLE_LEN
+struct rn_netdev_opts {
+	char ifname[IF_NAMESIZE]; /* "": the default route's interface */
+	uint32_t naddrs; /* 0: every address of the interface */
+	union ibv_gid addrs[RN_MAX_ADDRESSES];
+};
+
+#define RN_RUNTIME_DIR_MAX 96
+
+/*
+ * The process around the device: its paths, its descriptors other than
+ * the device's, and its event loop.  main.c's one thread owns it.
+ */
+struct rn_daemon {
+	struct rn_device dev;
+	char uverbs_name[IBV_SYSFS_NAME_MAX];
+	/* The control socket path must fit in sun_path (108 bytes): that
+	 * bounds the runtime dir, and so every path below.
+	 */
+	char runtime_dir[RN_RUNTIME_DIR_MAX];
+	char sysfs_root[RN_RUNTIME_DIR_MAX + 8];
+	char ctl_path[108];
+	char lock_path[RN_RUNTIME_DIR_MAX + IBV_SYSFS_NAME_MAX + 8];
+	char dev_node[IBV_SYSFS_NAME_MAX + 32];
+	bool published;
+
+	int listen_fd;
+	struct rn_watch kdev_watch;
+	int signal_fd;
+	int lock_fd;
+	bool locked; /* we hold lock_path: the name is ours in runtime_dir */
+	bool listening; /* ctl_path is our socket */
+	struct rn_watch listen_watch;
+	struct rn_watch signal_watch;
+	struct rn_netdev_opts netdev_opts;
+	struct rn_watch netlink_watch;
+	void *netlink; /* struct nl_sock * for link and address changes */
+	int netdev_timer_fd; /* kernel mode: re-reads of the kernel's GIDs */
+	struct rn_watch netdev_timer_watch;
+	uint32_t kernel_rereads; /* how many of them are still due */
+	bool stop;
+	uint64_t idle_poll_ns; /* polling after the last work, then sleep */
+	struct rn_timer counters_timer; /* the counter files are due */
+	uint64_t counters_next; /* not rewritten before then */
+};
+
+static inline struct rn_daemon *rn_daemon_of(struct rn_device *dev)
+{
+	return rn_container_of(dev, struct rn_daemon, dev);
+}
+
+static inline const struct rn_daemon *rn_daemon_of_const(const struct rn_device *dev)
+{
+	return rn_container_of(dev, const struct rn_daemon, dev);
+}
+
 /* netdev.c: the interface the port is bound to, through rtnetlink */
 int rn_netdev_parse_address(const char *text, union ibv_gid *gid);
 int rn_netdev_start(struct rn_device *dev);

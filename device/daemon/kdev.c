@@ -188,6 +188,7 @@ static void gsi_send(struct rn_device *dev, const struct rn_kdev_req *req)
 
 void rn_kdev_readable(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	struct rn_kdev_req req;
 	ssize_t n;
 
@@ -198,7 +199,7 @@ void rn_kdev_readable(struct rn_device *dev)
 		if (n != sizeof(req)) {
 			rn_err("%s: the kernel device is gone (%s): stopping\n",
 			       dev->name, n < 0 ? strerror(errno) : "short read");
-			dev->stop = true;
+			d->stop = true;
 			return;
 		}
 		if (req.nfds > RN_CTL_MAX_FDS || req.len > RN_CTL_MSG_MAX) {

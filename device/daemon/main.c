@@ -71,6 +71,7 @@ static void usage(FILE *out)
 /* The runtime dir, absolute: the option, or the default ringnic-run uses. */
 static int set_runtime_dir(struct rn_device *dev, const char *opt)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	const char *env = getenv("RINGNIC_RUNTIME_DIR");
 	char path[PATH_MAX], cwd[PATH_MAX];
 	int n;
@@ -89,13 +90,13 @@ static int set_runtime_dir(struct rn_device *dev, const char *opt)
 	if (n < 0 || n >= (int)sizeof(path))
 		return ENAMETOOLONG;
 	if (path[0] == '/')
-		n = snprintf(dev->runtime_dir, sizeof(dev->runtime_dir), "%s", path);
+		n = snprintf(d->runtime_dir, sizeof(d->runtime_dir), "%s", path);
 	else if (getcwd(cwd, sizeof(cwd)))
-		n = snprintf(dev->runtime_dir, sizeof(dev->runtime_dir), "%s/%s",
+		n = snprintf(d->runtime_dir, sizeof(d->runtime_dir), "%s/%s",
 			     cwd, path);
 	else
 		return errno;
-	return n < 0 || n >= (int)sizeof(dev->runtime_dir) ? ENAMETOOLONG : 0;
+	return n < 0 || n >= (int)sizeof(d->runtime_dir) ? ENAMETOOLONG : 0;
 }
 
 static bool valid_name(const char *name)
@@ -117,12 +118,13 @@ static uint64_t fnv1a(uint64_t h, const char *s)
 
 static void device_identity(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	char host[256] = "";
 	uint64_t h;
 
 	gethostname(host, sizeof(host) - 1);
-	h = fnv1a(0xcbf29ce484222325ull, dev->runtime_dir);
-	snprintf(dev->uverbs_name, sizeof(dev->uverbs_name), "ringnic_%s_%08x",
+	h = fnv1a(0xcbf29ce484222325ull, d->runtime_dir);
+	snprintf(d->uverbs_name, sizeof(d->uverbs_name), "ringnic_%s_%08x",
 		 dev->name, (unsigned)(h ^ h >> 32));
 	h = fnv1a(fnv1a(h, host), dev->name);
 	/* A locally administered EUI-64. */
@@ -133,10 +135,11 @@ static void device_identity(struct rn_device *dev)
 /* NAME.pid in the runtime dir, for whoever has to stop us. */
 static void write_pidfile(struct rn_device *dev)
 {
-	char path[sizeof(dev->lock_path)];
+	struct rn_daemon *d = rn_daemon_of(dev);
+	char path[sizeof(d->lock_path)];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s.pid", dev->runtime_dir, dev->name);
+	snprintf(path, sizeof(path), "%s/%s.pid", d->runtime_dir, dev->name);
 	f = fopen(path, "we");
 	if (f) {
 		fprintf(f, "%d\n", (int)getpid());
@@ -146,9 +149,10 @@ static void write_pidfile(struct rn_device *dev)
 
 static void remove_pidfile(struct rn_device *dev)
 {
-	char path[sizeof(dev->lock_path)];
+	struct rn_daemon *d = rn_daemon_of(dev);
+	char path[sizeof(d->lock_path)];
 
-	snprintf(path, sizeof(path), "%s/%s.pid", dev->runtime_dir, dev->name);
+	snprintf(path, sizeof(path), "%s/%s.pid", d->runtime_dir, dev->name);
 	unlink(path);
 }
 
@@ -177,22 +181,23 @@ static void go_realtime(void)
 
 static int take_lock(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	int tries;
 
-	if (snprintf(dev->lock_path, sizeof(dev->lock_path), "%s/%s.lock",
-		     dev->runtime_dir, dev->name) >= (int)sizeof(dev->lock_path))
+	if (snprintf(d->lock_path, sizeof(d->lock_path), "%s/%s.lock",
+		     d->runtime_dir, dev->name) >= (int)sizeof(d->lock_path))
 		return ENAMETOOLONG;
-	dev->lock_fd = open(dev->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (dev->lock_fd < 0)
+	d->lock_fd = open(d->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (d->lock_fd < 0)
 		return errno;
-	for (tries = 1; flock(dev->lock_fd, LOCK_EX | LOCK_NB); tries++) {
+	for (tries = 1; flock(d->lock_fd, LOCK_EX | LOCK_NB); tries++) {
 		if (errno != EWOULDBLOCK)
 			return errno;
 		if (tries == RN_LOCK_TRIES)
 			return EEXIST;
 		usleep(RN_LOCK_RETRY_US);
 	}
-	dev->locked = true;
+	d->locked = true;
 	return 0;
 }
 
@@ -230,25 +235,26 @@ static void set_limits(struct rn_device *dev)
 
 static int setup(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	sigset_t mask;
 	int ret;
 
-	ret = mkdir(dev->runtime_dir, 0755) && errno != EEXIST ? errno : 0;
+	ret = mkdir(d->runtime_dir, 0755) && errno != EEXIST ? errno : 0;
 	if (ret) {
-		rn_err("cannot create %s: %s\n", dev->runtime_dir, strerror(ret));
+		rn_err("cannot create %s: %s\n", d->runtime_dir, strerror(ret));
 		return ret;
 	}
 	ret = take_lock(dev);
 	if (ret) {
 		rn_err(ret == EEXIST ? "%s is already running in %s\n" :
 				       "cannot lock %s in %s\n",
-		       dev->name, dev->runtime_dir);
+		       dev->name, d->runtime_dir);
 		return ret;
 	}
-	if (snprintf(dev->sysfs_root, sizeof(dev->sysfs_root), "%s/sys",
-		     dev->runtime_dir) >= (int)sizeof(dev->sysfs_root) ||
-	    snprintf(dev->ctl_path, sizeof(dev->ctl_path), "%s/%s.sock",
-		     dev->runtime_dir, dev->name) >= (int)sizeof(dev->ctl_path)) {
+	if (snprintf(d->sysfs_root, sizeof(d->sysfs_root), "%s/sys",
+		     d->runtime_dir) >= (int)sizeof(d->sysfs_root) ||
+	    snprintf(d->ctl_path, sizeof(d->ctl_path), "%s/%s.sock",
+		     d->runtime_dir, dev->name) >= (int)sizeof(d->ctl_path)) {
 		rn_err("runtime dir path too long\n");
 		return ENAMETOOLONG;
 	}
@@ -262,10 +268,10 @@ static int setup(struct rn_device *dev)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	dev->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (dev->signal_fd < 0)
+	d->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (d->signal_fd < 0)
 		return errno;
-	ret = watch_fd(dev, dev->signal_fd, &dev->signal_watch, RN_WATCH_SIGNAL);
+	ret = watch_fd(dev, d->signal_fd, &d->signal_watch, RN_WATCH_SIGNAL);
 	if (ret)
 		return ret;
 
@@ -287,22 +293,22 @@ static int setup(struct rn_device *dev)
 	set_limits(dev);
 	ret = rn_netdev_start(dev);
 	if (!ret)
-		ret = watch_fd(dev, rn_netdev_fd(dev), &dev->netlink_watch,
+		ret = watch_fd(dev, rn_netdev_fd(dev), &d->netlink_watch,
 			       RN_WATCH_NETLINK);
-	if (!ret && dev->netdev_timer_fd >= 0)
-		ret = watch_fd(dev, dev->netdev_timer_fd,
-			       &dev->netdev_timer_watch, RN_WATCH_NETDEV_TIMER);
+	if (!ret && d->netdev_timer_fd >= 0)
+		ret = watch_fd(dev, d->netdev_timer_fd,
+			       &d->netdev_timer_watch, RN_WATCH_NETDEV_TIMER);
 	if (ret)
 		return ret;
 	if (dev->kdev_fd >= 0)
-		return watch_fd(dev, dev->kdev_fd, &dev->kdev_watch, RN_WATCH_KDEV);
+		return watch_fd(dev, dev->kdev_fd, &d->kdev_watch, RN_WATCH_KDEV);
 
 	ret = rn_control_listen(dev);
 	if (ret) {
-		rn_err("cannot listen on %s: %s\n", dev->ctl_path, strerror(ret));
+		rn_err("cannot listen on %s: %s\n", d->ctl_path, strerror(ret));
 		return ret;
 	}
-	ret = rn_cm_listen(dev);
+	ret = rn_cm_listen(dev, d->runtime_dir);
 	if (ret) {
 		rn_err("cannot serve rdma_cm: %s\n", strerror(ret));
 		return ret;
@@ -312,6 +318,7 @@ static int setup(struct rn_device *dev)
 
 static void teardown(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	struct rn_list *pos, *tmp;
 
 	/* Empty, or not even made when setup stopped before the device
@@ -323,28 +330,29 @@ static void teardown(struct rn_device *dev)
 							  link));
 	if (dev->kdev_fd >= 0)
 		close(dev->kdev_fd); /* detaches: its contexts become dead */
-	if (dev->published)
+	if (d->published)
 		rn_unpublish(dev);
 	rn_cm_close(dev); /* its last REJs and DREQs go out on the wire */
 	rn_wire_close(dev);
 	rn_netdev_stop(dev);
-	if (dev->listening)
-		unlink(dev->ctl_path);
-	if (dev->locked) {
+	if (d->listening)
+		unlink(d->ctl_path);
+	if (d->locked) {
 		remove_pidfile(dev);
-		unlink(dev->lock_path);
-		close(dev->lock_fd);
-		rmdir(dev->runtime_dir);
+		unlink(d->lock_path);
+		close(d->lock_fd);
+		rmdir(d->runtime_dir);
 	}
 }
 
 static void on_signal(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	struct signalfd_siginfo si;
 
-	while (read(dev->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+	while (read(d->signal_fd, &si, sizeof(si)) == sizeof(si)) {
 		rn_info("signal %u: stopping %s\n", si.ssi_signo, dev->name);
-		dev->stop = true;
+		d->stop = true;
 	}
 }
 
@@ -422,9 +430,10 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 
 static void run(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	uint64_t idle_since = 0, passes = 0;
 
-	while (!dev->stop) {
+	while (!d->stop) {
 		uint64_t now = rn_now_ns(), next;
 
 		if (rn_engine_pass(dev, now)) {
@@ -437,7 +446,7 @@ static void run(struct rn_device *dev)
 		}
 		if (!idle_since)
 			idle_since = now;
-		if (now - idle_since < dev->idle_poll_ns) {
+		if (now - idle_since < d->idle_poll_ns) {
 			if (++passes % RN_CONTROL_EVERY == 0)
 				service(dev, 0);
 			sched_yield();
@@ -528,19 +537,20 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
-	static struct rn_device dev;
-	struct rn_netdev_opts *netdev = &dev.netdev_opts;
+	static struct rn_daemon d;
+	struct rn_device *dev = &d.dev;
+	struct rn_netdev_opts *netdev = &d.netdev_opts;
 	const char *runtime_dir = NULL;
 	bool foreground = false, debug = false, realtime = true, poll_set = false;
 	int c, ret, ready_fd = -1;
 
-	snprintf(dev.name, sizeof(dev.name), "ringnic0");
-	dev.kdev_fd = -1;
-	dev.netdev_timer_fd = -1;
+	snprintf(dev->name, sizeof(dev->name), "ringnic0");
+	dev->kdev_fd = -1;
+	d.netdev_timer_fd = -1;
 	while ((c = getopt_long(argc, argv, "n:r:i:a:fRp:dLhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			snprintf(dev.name, sizeof(dev.name), "%s", optarg);
+			snprintf(dev->name, sizeof(dev->name), "%s", optarg);
 			break;
 		case 'r':
 			runtime_dir = optarg;
@@ -580,7 +590,7 @@ int main(int argc, char **argv)
 				usage(stderr);
 				return 2;
 			}
-			dev.idle_poll_ns = us * 1000;
+			d.idle_poll_ns = us * 1000;
 			poll_set = true;
 			break;
 		}
@@ -588,7 +598,7 @@ int main(int argc, char **argv)
 			debug = true;
 			break;
 		case 'L':
-			dev.local_on_wire = true;
+			dev->local_on_wire = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -601,11 +611,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || !valid_name(dev.name)) {
+	if (optind != argc || !valid_name(dev->name)) {
 		usage(stderr);
 		return 2;
 	}
-	if (set_runtime_dir(&dev, runtime_dir)) {
+	if (set_runtime_dir(dev, runtime_dir)) {
 		fprintf(stderr, "ringnicd: the runtime dir path must be shorter "
 				"than %d bytes\n", RN_RUNTIME_DIR_MAX);
 		return 2;
@@ -617,21 +627,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!poll_set)
-		dev.idle_poll_ns = sysconf(_SC_NPROCESSORS_ONLN) > 2 ?
+		d.idle_poll_ns = sysconf(_SC_NPROCESSORS_ONLN) > 2 ?
 					   RN_IDLE_POLL_NS : RN_IDLE_POLL_SMALL_NS;
 	if (realtime)
 		go_realtime();
-	device_identity(&dev);
-	ret = setup(&dev);
+	device_identity(dev);
+	ret = setup(dev);
 	if (ret) {
 		report_ready(&ready_fd, 1);
-		teardown(&dev);
+		teardown(dev);
 		return 1;
 	}
-	write_pidfile(&dev);
+	write_pidfile(dev);
 	report_ready(&ready_fd, 0);
-	rn_info("%s ready in %s\n", dev.name, dev.runtime_dir);
-	run(&dev);
-	teardown(&dev);
+	rn_info("%s ready in %s\n", dev->name, d.runtime_dir);
+	run(dev);
+	teardown(dev);
 	return 0;
 }

@@ -198,7 +198,8 @@ out:
 static bool address_wanted(const struct rn_device *dev,
 			   const union ibv_gid *gid)
 {
-	const struct rn_netdev_opts *o = &dev->netdev_opts;
+	const struct rn_daemon *d = rn_daemon_of_const(dev);
+	const struct rn_netdev_opts *o = &d->netdev_opts;
 	uint32_t i;
 
 	if (!o->naddrs)
@@ -242,6 +243,7 @@ static void collect_addrs(const struct rn_device *dev, struct nl_cache *addrs,
  */
 static int read_link(const struct rn_device *dev, struct rn_link *link)
 {
+	const struct rn_daemon *d = rn_daemon_of_const(dev);
 	struct nl_cache *links = NULL, *addrs = NULL;
 	struct rtnl_link *l = NULL;
 	struct nl_sock *sk;
@@ -258,7 +260,7 @@ static int read_link(const struct rn_device *dev, struct rn_link *link)
 	if (dev->port.ifindex)
 		l = rtnl_link_get(links, dev->port.ifindex);
 	if (!l)
-		l = rtnl_link_get_by_name(links, dev->netdev_opts.ifname);
+		l = rtnl_link_get_by_name(links, d->netdev_opts.ifname);
 	if (!l)
 		goto out;
 	link->ifindex = rtnl_link_get_ifindex(l);
@@ -284,6 +286,7 @@ out:
 
 static void log_changes(const struct rn_device *dev, unsigned int changes)
 {
+	const struct rn_daemon *d = rn_daemon_of_const(dev);
 	const struct rn_port *p = &dev->port;
 	char text[INET6_ADDRSTRLEN], table[RN_GID_TABLE_LEN * 52] = "";
 	size_t len = 0;
@@ -295,7 +298,7 @@ static void log_changes(const struct rn_device *dev, unsigned int changes)
 				p->ifname, p->ifindex);
 		else
 			rn_info("%s: %s is gone\n", dev->name,
-				dev->netdev_opts.ifname);
+				d->netdev_opts.ifname);
 	}
 	if (changes & RN_PORT_STATE)
 		rn_info("%s: port 1 %s\n", dev->name,
@@ -321,13 +324,14 @@ static const uint64_t kernel_reread_ms[] = { 20, 200, 2000 };
 
 static void kernel_reread_arm(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	uint32_t n = sizeof(kernel_reread_ms) / sizeof(kernel_reread_ms[0]);
-	uint64_t ms = kernel_reread_ms[n - dev->kernel_rereads];
+	uint64_t ms = kernel_reread_ms[n - d->kernel_rereads];
 	struct itimerspec t = {
 		.it_value = { ms / 1000, ms % 1000 * 1000000 },
 	};
 
-	if (timerfd_settime(dev->netdev_timer_fd, 0, &t, NULL))
+	if (timerfd_settime(d->netdev_timer_fd, 0, &t, NULL))
 		rn_warn("%s: cannot schedule a GID table read: %s\n", dev->name,
 			strerror(errno));
 }
@@ -335,6 +339,7 @@ static void kernel_reread_arm(struct rn_device *dev)
 /* Read the interface again; apply, publish and announce what changed. */
 static void refresh(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	struct rn_link link;
 	unsigned int changes;
 
@@ -356,18 +361,20 @@ static void refresh(struct rn_device *dev)
 	if (changes & (RN_PORT_NETDEV | RN_PORT_GIDS))
 		rn_wire_addresses_changed(dev);
 	/* Files first: a context told of a change reads the new table. */
-	if (dev->published && rn_publish_port(dev))
+	if (d->published && rn_publish_port(dev))
 		rn_warn("%s: could not update the published port\n", dev->name);
 	rn_port_announce(dev, changes);
 }
 
 static int open_kernel_reread_timer(struct rn_device *dev)
 {
-	dev->netdev_timer_fd = timerfd_create(CLOCK_MONOTONIC,
+	struct rn_daemon *d = rn_daemon_of(dev);
+
+	d->netdev_timer_fd = timerfd_create(CLOCK_MONOTONIC,
 					      TFD_CLOEXEC | TFD_NONBLOCK);
-	if (dev->netdev_timer_fd < 0)
+	if (d->netdev_timer_fd < 0)
 		return errno;
-	dev->netdev_timer_watch = (struct rn_watch){ RN_WATCH_NETDEV_TIMER, dev };
+	d->netdev_timer_watch = (struct rn_watch){ RN_WATCH_NETDEV_TIMER, dev };
 	return 0;
 }
 
@@ -378,7 +385,8 @@ static int open_kernel_reread_timer(struct rn_device *dev)
  */
 int rn_netdev_start(struct rn_device *dev)
 {
-	struct rn_netdev_opts *o = &dev->netdev_opts;
+	struct rn_daemon *d = rn_daemon_of(dev);
+	struct rn_netdev_opts *o = &d->netdev_opts;
 	char name[IF_NAMESIZE] = "", text[INET6_ADDRSTRLEN];
 	struct nl_sock *sk;
 	uint32_t i;
@@ -423,7 +431,7 @@ int rn_netdev_start(struct rn_device *dev)
 		rn_err("%s: cannot subscribe to rtnetlink\n", dev->name);
 		return EIO;
 	}
-	dev->netlink = sk;
+	d->netlink = sk;
 	refresh(dev);
 	if (!dev->port.ifindex) {
 		rn_err("%s: no network interface %s\n", dev->name, o->ifname);
@@ -439,7 +447,9 @@ int rn_netdev_start(struct rn_device *dev)
 
 int rn_netdev_fd(struct rn_device *dev)
 {
-	return nl_socket_get_fd(dev->netlink);
+	struct rn_daemon *d = rn_daemon_of(dev);
+
+	return nl_socket_get_fd(d->netlink);
 }
 
 static int ignore_message(struct nl_msg *msg, void *arg)
@@ -452,14 +462,15 @@ static int ignore_message(struct nl_msg *msg, void *arg)
 /* Something changed: drain the notifications and read the interface again. */
 void rn_netdev_readable(struct rn_device *dev)
 {
-	struct nl_sock *sk = dev->netlink;
+	struct rn_daemon *d = rn_daemon_of(dev);
+	struct nl_sock *sk = d->netlink;
 
 	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, ignore_message, NULL);
 	while (nl_recvmsgs_default(sk) >= 0)
 		;
 	refresh(dev);
 	if (dev->kdev_fd >= 0) {
-		dev->kernel_rereads = sizeof(kernel_reread_ms) /
+		d->kernel_rereads = sizeof(kernel_reread_ms) /
 				      sizeof(kernel_reread_ms[0]);
 		kernel_reread_arm(dev);
 	}
@@ -467,22 +478,25 @@ void rn_netdev_readable(struct rn_device *dev)
 
 void rn_netdev_timer(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	uint64_t expirations;
 
-	if (read(dev->netdev_timer_fd, &expirations, sizeof(expirations)) < 0 ||
-	    !dev->kernel_rereads)
+	if (read(d->netdev_timer_fd, &expirations, sizeof(expirations)) < 0 ||
+	    !d->kernel_rereads)
 		return;
 	refresh(dev);
-	if (--dev->kernel_rereads)
+	if (--d->kernel_rereads)
 		kernel_reread_arm(dev);
 }
 
 void rn_netdev_stop(struct rn_device *dev)
 {
-	if (dev->netlink)
-		nl_socket_free(dev->netlink);
-	dev->netlink = NULL;
-	if (dev->netdev_timer_fd >= 0)
-		close(dev->netdev_timer_fd);
-	dev->netdev_timer_fd = -1;
+	struct rn_daemon *d = rn_daemon_of(dev);
+
+	if (d->netlink)
+		nl_socket_free(d->netlink);
+	d->netlink = NULL;
+	if (d->netdev_timer_fd >= 0)
+		close(d->netdev_timer_fd);
+	d->netdev_timer_fd = -1;
 }

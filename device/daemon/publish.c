@@ -104,13 +104,17 @@ static void rm_tree(const char *path)
 
 static void ibdev_dir(const struct rn_device *dev, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/class/infiniband/%s", dev->sysfs_root, dev->name);
+	const struct rn_daemon *d = rn_daemon_of_const(dev);
+
+	snprintf(buf, len, "%s/class/infiniband/%s", d->sysfs_root, dev->name);
 }
 
 static void uverbs_dir(const struct rn_device *dev, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/class/infiniband_verbs/%s", dev->sysfs_root,
-		 dev->uverbs_name);
+	const struct rn_daemon *d = rn_daemon_of_const(dev);
+
+	snprintf(buf, len, "%s/class/infiniband_verbs/%s", d->sysfs_root,
+		 d->uverbs_name);
 }
 
 /* ---- the port ------------------------------------------------------------ */
@@ -174,21 +178,22 @@ static int write_counter(const struct rn_device *dev, enum rn_counter c)
  */
 void rn_publish_counters(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	uint64_t now;
 	int c;
 
-	if ((!dev->published && dev->kdev_fd < 0) ||
+	if ((!d->published && dev->kdev_fd < 0) ||
 	    !memcmp(dev->port.published, dev->port.counters,
 		    sizeof(dev->port.counters)))
 		return;
 	now = rn_now_ns();
 	/* A file each costs a dozen system calls: not after every packet. */
-	if (now < dev->counters_next) {
-		rn_timer_arm(&dev->engine->timers, &dev->counters_timer,
-			     dev->counters_next);
+	if (now < d->counters_next) {
+		rn_timer_arm(&dev->engine->timers, &d->counters_timer,
+			     d->counters_next);
 		return;
 	}
-	dev->counters_next = now + RN_COUNTERS_PERIOD_NS;
+	d->counters_next = now + RN_COUNTERS_PERIOD_NS;
 	if (dev->kdev_fd >= 0) {
 		if (!rn_kdev_counters(dev))
 			memcpy(dev->port.published, dev->port.counters,
@@ -207,11 +212,12 @@ void rn_publish_counters(struct rn_device *dev)
 static void counters_due(struct rn_timer *t, uint64_t now)
 {
 	(void)now;
-	rn_publish_counters(rn_container_of(t, struct rn_device, counters_timer));
+	rn_publish_counters(&rn_container_of(t, struct rn_daemon, counters_timer)->dev);
 }
 
 static int write_ibdev(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	uint64_t guid = be64toh(dev->attr.node_guid);
 	char dir[PATH_MAX], host[64] = "localhost";
 	int ret = 0;
@@ -231,7 +237,7 @@ static int write_ibdev(struct rn_device *dev)
 	PUT("hca_type", "ringnic");
 	PUT("node_desc", "%s %s", host, dev->name);
 	PUT("device/modalias", RN_MODALIAS_PREFIX "%s", dev->name);
-	PUT(RN_SYSFS_CONTROL, "%s", dev->ctl_path);
+	PUT(RN_SYSFS_CONTROL, "%s", d->ctl_path);
 	PUT("ports/1/link_layer", "Ethernet");
 	PUT("ports/1/rate", "100 Gb/sec (4X EDR)");
 	PUT("ports/1/lid", "0x0");
@@ -246,10 +252,11 @@ static int write_ibdev(struct rn_device *dev)
 
 static int write_uverbs(const struct rn_device *dev)
 {
+	const struct rn_daemon *d = rn_daemon_of_const(dev);
 	char dir[PATH_MAX];
 	int ret;
 
-	snprintf(dir, sizeof(dir), "%s/class/infiniband_verbs", dev->sysfs_root);
+	snprintf(dir, sizeof(dir), "%s/class/infiniband_verbs", d->sysfs_root);
 	ret = put_file(dir, "abi_version", "%d", RN_KERNEL_UVERBS_ABI);
 	uverbs_dir(dev, dir, sizeof(dir));
 	if (!ret)
@@ -268,14 +275,15 @@ static int write_uverbs(const struct rn_device *dev)
  */
 static int make_dev_node(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	int ret = mkdirs(RN_DEV_NODE_DIR);
 
 	if (ret)
 		return ret;
-	snprintf(dev->dev_node, sizeof(dev->dev_node), RN_DEV_NODE_DIR "/%s",
-		 dev->uverbs_name);
-	unlink(dev->dev_node);
-	if (symlink("/dev/full", dev->dev_node))
+	snprintf(d->dev_node, sizeof(d->dev_node), RN_DEV_NODE_DIR "/%s",
+		 d->uverbs_name);
+	unlink(d->dev_node);
+	if (symlink("/dev/full", d->dev_node))
 		return errno;
 	return 0;
 }
@@ -283,12 +291,16 @@ static int make_dev_node(struct rn_device *dev)
 /* The timer that spaces the counters' updates, in either mode. */
 int rn_counters_init(struct rn_device *dev)
 {
-	rn_timer_init(&dev->counters_timer, counters_due);
+	struct rn_daemon *d = rn_daemon_of(dev);
+
+	rn_timer_init(&d->counters_timer, counters_due);
 	return rn_timers_reserve(&dev->engine->timers, ++dev->engine->ntimers);
 }
 
 int rn_publish(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
+
 	/* The infiniband_verbs entry is what libibverbs looks for: it comes
 	 * last, once everything it points to exists, and goes first.
 	 */
@@ -296,7 +308,7 @@ int rn_publish(struct rn_device *dev)
 
 	/* What librdmacm checks before it opens rdma_cm (cm/, the shim). */
 	if (!ret)
-		ret = put_file(dev->sysfs_root, "class/misc/rdma_cm/abi_version",
+		ret = put_file(d->sysfs_root, "class/misc/rdma_cm/abi_version",
 			       "%d", RN_CM_UCMA_ABI);
 	if (!ret)
 		ret = make_dev_node(dev);
@@ -304,11 +316,11 @@ int rn_publish(struct rn_device *dev)
 		ret = write_uverbs(dev);
 	if (ret) {
 		rn_err("cannot publish %s under %s: %s\n", dev->name,
-		       dev->sysfs_root, strerror(ret));
+		       d->sysfs_root, strerror(ret));
 		rn_unpublish(dev);
 		return ret;
 	}
-	dev->published = true;
+	d->published = true;
 	return 0;
 }
 
@@ -324,6 +336,7 @@ static void rmdir_chain(const char *root, const char *const *rels)
 
 void rn_unpublish(struct rn_device *dev)
 {
+	struct rn_daemon *d = rn_daemon_of(dev);
 	static const char *const parents[] = { "class/infiniband",
 					       "class/infiniband_verbs",
 					       "class/misc/rdma_cm",
@@ -332,22 +345,22 @@ void rn_unpublish(struct rn_device *dev)
 
 	uverbs_dir(dev, path, sizeof(path));
 	rm_tree(path);
-	if (dev->dev_node[0])
-		unlink(dev->dev_node);
+	if (d->dev_node[0])
+		unlink(d->dev_node);
 	ibdev_dir(dev, path, sizeof(path));
 	rm_tree(path);
 
 	/* The shared parts go with the last device of this runtime dir. */
-	snprintf(path, sizeof(path), "%s/class/infiniband", dev->sysfs_root);
+	snprintf(path, sizeof(path), "%s/class/infiniband", d->sysfs_root);
 	if (!rmdir(path) || errno == ENOENT) {
 		snprintf(path, sizeof(path),
-			 "%s/class/infiniband_verbs/abi_version", dev->sysfs_root);
+			 "%s/class/infiniband_verbs/abi_version", d->sysfs_root);
 		unlink(path);
 		snprintf(path, sizeof(path),
-			 "%s/class/misc/rdma_cm/abi_version", dev->sysfs_root);
+			 "%s/class/misc/rdma_cm/abi_version", d->sysfs_root);
 		unlink(path);
 	}
-	rmdir_chain(dev->sysfs_root, parents);
-	rmdir(dev->sysfs_root);
-	dev->published = false;
+	rmdir_chain(d->sysfs_root, parents);
+	rmdir(d->sysfs_root);
+	d->published = false;
 }
