@@ -358,7 +358,8 @@ void fx_qp_connect(struct fx_qp *qp, const struct fx_conn *c)
 				IBV_QP_MAX_QP_RD_ATOMIC, &a);
 	/* The destination decides the path (connection.c). */
 	assert_int_equal(qp->dq->wire != NULL,
-			 memcmp(c->dgid, FX_LOCAL_GID, 16) != 0);
+			 memcmp(c->dgid, FX_LOCAL_GID, 16) != 0 ||
+				 qp->fx->dev.local_on_wire);
 }
 
 void fx_qp_pair(struct fx_qp *a, struct fx_qp *b)
@@ -387,7 +388,8 @@ static uint64_t write_wqe(struct fx_qp *qp, struct rn_send_wqe *hdr,
 	if (!hdr->nslots)
 		hdr->nslots = RN_SEND_WQE_SLOTS(len);
 	memcpy(buf, hdr, RN_SEND_HDR_SIZE);
-	memcpy(buf + RN_SEND_HDR_SIZE, payload, len);
+	if (len)
+		memcpy(buf + RN_SEND_HDR_SIZE, payload, len);
 	rn_ring_write(qp->sq, qp->sq_slots, qp->sq_prod, buf,
 		      RN_SEND_HDR_SIZE + len);
 	qp->sq_prod = (qp->sq_prod + hdr->nslots) & RN_DB_SEQ_MASK;
