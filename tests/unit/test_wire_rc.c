@@ -1051,6 +1051,65 @@ static void test_loopback_read_response_lost(void **state)
 	assert_int_equal(counter(e, RN_CNT_DUP_REQ), 1);
 }
 
+/* ---- CQ overrun at the completer ---------------------------------------------------- */
+
+/* A test of a known bug, not fixed yet: it runs with RN_UNIT_KNOWN_BUGS=1. */
+static void known_bug(void)
+{
+	if (!getenv("RN_UNIT_KNOWN_BUGS"))
+		skip();
+}
+
+/*
+ * BUG (device/wire/requester.c, rn_wire_complete_head, and its callers in
+ * completer.c): it is to return false "when the QP failed meanwhile", but
+ * returns true when the CQE it pushes overruns the send CQ and
+ * rn_sq_complete puts the QP in ERR.  acknowledge() then takes it for
+ * progress: it re-arms the retransmit timer of the QP in ERR and puts it
+ * back on the engine's list.  Three SENDs, a send CQ of one entry, the
+ * first two ACKed: the QP is in ERR, and its timer, left running, counts
+ * 8 ACK timeouts, 7 retries and a retry exceeded (local_ack_timeout_err,
+ * completer_retry_err, retry_exceeded_err) for a QP that sends nothing.
+ * Disabled until fixed (RN_UNIT_KNOWN_BUGS=1 runs it).
+ */
+static void test_completer_cq_overrun(void **state)
+{
+	struct env *e = *state;
+	struct rn_sge ls = fx_sge(&e->la, 0, 10);
+	struct rn_wire_qp *wq;
+	struct fx_cq small;
+	struct fx_qp q;
+	unsigned int i;
+
+	known_bug();
+	fx_cq_new(e->fx, 1, &small);
+	fx_qp_new(e->fx, &small, &small, NULL, &q);
+	fx_qp_connect(&q, &e->conn);
+	wq = q.dq->wire;
+	for (i = 0; i < 3; i++)
+		post_op(&q, i, RN_OP_SEND, &ls, 0, 0);
+	fx_wire_run(&q, BUDGET);
+	assert_int_equal(take(e), 3);
+	for (i = 0; i < 2; i++) {
+		struct rn_pkt p = {
+			.opcode = RN_PKT_RC | RN_PKT_OP_ACK,
+			.dqpn = q.qpn,
+			.psn = SQ_PSN + i,
+			.aeth.syndrome = rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT),
+		};
+
+		fx_wire_deliver(&q, &p);
+	}
+	assert_int_equal(fx_qp_state(&q), IBV_QPS_ERR);
+	assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
+	assert_false(q.dq->active); /* is on the list */
+	assert_false(rn_timer_armed(&wq->retrans_timer)); /* is armed */
+	for (i = 0; i < 10 && rn_timer_armed(&wq->retrans_timer); i++)
+		rn_timers_run(&e->fx->dev.timers, wq->retrans_timer.when);
+	assert_int_equal(counter(e, RN_CNT_ACK_TIMEOUT), 0);
+	assert_int_equal(counter(e, RN_CNT_RETRIES), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_connected, teardown)
 #define U(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
@@ -1082,6 +1141,7 @@ int main(void)
 		U(test_loopback),
 		U(test_loopback_write_packet_lost),
 		U(test_loopback_read_response_lost),
+		T(test_completer_cq_overrun),
 	};
 
 	rn_log_init(true, false);
