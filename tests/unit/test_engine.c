@@ -559,6 +559,107 @@ static void test_recv_flushed_in_error(void **state)
 	assert_int_equal(e->b.ctrl->rq_wr_cons, 3);
 }
 
+/*
+ * WQEs that cross a ring page (RN_GROUP_SLOTS slots) and the end of the
+ * ring, in a chain longer than the fetch stage holds: a 1-slot WRITE puts
+ * every 2-slot WRITE after it on an odd slot.  128 slots; the first chain
+ * is 121 slots (the stage drops what it consumed and goes on), the second
+ * wraps.  Every WQE's two SGEs land where they should.
+ */
+static void test_sq_wraps(void **state)
+{
+	struct env *e = *state;
+	static const struct rn_qp_cap cap = { 64, 4, 4, 1, 64, 0 };
+	struct fx_qp q, r;
+	unsigned int i, n = 0, done = 0;
+	struct rn_cqe c;
+
+	fx_qp_new(e->fx, &e->cq, &e->cq, &cap, &q);
+	fx_qp_new(e->fx, &e->cq, &e->cq, &cap, &r);
+	fx_qp_pair(&q, &r);
+	assert_int_equal(q.sq_slots, 128);
+	post_write(&q, n++, &e->src, 0, &e->dst, 0, 4);
+	for (int round = 0; round < 2; round++) {
+		unsigned int count = round ? 40 : 60;
+
+		for (i = 0; i < count; i++, n++) {
+			struct rn_sge sge[2] = { fx_sge(&e->src, n * 8, 3),
+						 fx_sge(&e->src, 8192 + n * 8, 5) };
+			uint64_t at = fx_post_send(&q, &(struct rn_send_wqe){
+				.wr_id = n, .opcode = RN_OP_WRITE,
+				.flags = RN_WQE_SIGNALED, .num_sge = 2,
+				.remote_addr = (uintptr_t)e->dst.buf + n * 8,
+				.rkey = e->dst.rkey }, sge);
+
+			assert_int_equal(at % 2, 1);
+		}
+		fx_ring(&q);
+		while (fx_pass(e->fx))
+			;
+		while (fx_poll(&e->cq, &c)) {
+			assert_int_equal(c.status, IBV_WC_SUCCESS);
+			assert_int_equal(c.wr_id, done);
+			done++;
+		}
+		assert_int_equal(done, n);
+	}
+	assert_true(q.sq_prod > 2 * q.sq_slots - 64);
+	assert_int_equal(q.ctrl->sq_cons, q.sq_prod);
+	for (i = 1; i < n; i++) {
+		assert_memory_equal(e->dst.buf + i * 8, e->src.buf + i * 8, 3);
+		assert_memory_equal(e->dst.buf + i * 8 + 3, e->src.buf + 8192 + i * 8,
+				    5);
+	}
+}
+
+/* Receive WQEs of 2 slots (4 SGEs) across the end of the receive ring. */
+static void test_rq_wraps(void **state)
+{
+	struct env *e = *state;
+	static const struct rn_qp_cap cap = { 16, 16, 1, 4, 0, 0 };
+	struct fx_qp q, r;
+	unsigned int i;
+	struct rn_cqe c;
+
+	fx_qp_new(e->fx, &e->cq, &e->cq, &cap, &q);
+	fx_qp_new(e->fx, &e->cq, &e->cq, &cap, &r);
+	fx_qp_pair(&q, &r);
+	assert_int_equal(r.rq_slots, 32);
+	assert_int_equal(RN_RECV_WQE_SLOTS(4), 2);
+	/* One of 1 slot, then 2-slot ones from slot 1 on: the 16th wraps. */
+	for (i = 0; i < 24; i++) {
+		uint8_t *d = e->dst.buf + i * 64;
+		struct rn_sge rs[4] = { fx_sge(&e->dst, i * 64, 2),
+					fx_sge(&e->dst, i * 64 + 10, 2),
+					fx_sge(&e->dst, i * 64 + 20, 2),
+					fx_sge(&e->dst, i * 64 + 30, 30) };
+
+		if (i)
+			fx_post_recv(&r, 500 + i, rs, 4);
+		else
+			fx_post_recv(&r, 500 + i, &rs[3], 1);
+		post_send(&q, i, &e->src, i * 16, 8);
+		fx_ring(&q);
+		fx_pass(e->fx);
+		assert_true(fx_poll(&e->cq, &c));
+		assert_int_equal(c.wr_id, 500 + i);
+		assert_int_equal(c.status, IBV_WC_SUCCESS);
+		assert_int_equal(c.byte_len, 8);
+		assert_true(fx_poll(&e->cq, &c));
+		assert_int_equal(c.wr_id, i);
+		if (!i)
+			continue;
+		assert_memory_equal(d, e->src.buf + i * 16, 2);
+		assert_memory_equal(d + 10, e->src.buf + i * 16 + 2, 2);
+		assert_memory_equal(d + 20, e->src.buf + i * 16 + 4, 2);
+		assert_memory_equal(d + 30, e->src.buf + i * 16 + 6, 2);
+		assert_int_equal(d[32], 0);
+	}
+	assert_int_equal(r.rq_prod, 1 + 23 * 2);
+	assert_int_equal(r.ctrl->rq_cons, r.rq_prod);
+	assert_int_equal(r.ctrl->rq_wr_cons, 24);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -580,6 +681,8 @@ int main(void)
 		T(test_recv_malformed),
 		T(test_recv_prod_beyond_ring),
 		T(test_recv_flushed_in_error),
+		T(test_sq_wraps),
+		T(test_rq_wraps),
 	};
 
 	/* The device's warnings (malformed WQEs, bad doorbells) to stderr. */
