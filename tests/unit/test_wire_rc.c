@@ -587,6 +587,123 @@ static void test_ack_timeout(void **state)
 	assert_int_equal(fx_qp_state(&e->w), IBV_QPS_ERR);
 }
 
+/*
+ * A READ of 300 responses is asked in parts of RN_WIRE_READ_PART (256):
+ * with max_rd_atomic 1 the second part's request waits for the first
+ * part's last response (its READ credit), then asks for the rest.
+ */
+static void test_read_in_parts(void **state)
+{
+	struct env *e = *state;
+	const uint32_t len = 299 * MTU + 200, part = RN_WIRE_READ_PART;
+	struct fx_mr big;
+	struct rn_sge ls;
+	uint8_t *remote;
+	uint32_t i;
+
+	e->conn.max_rd_atomic = 1;
+	fx_qp_connect(&e->w, &e->conn);
+	fx_mr_new(e->fx, len, ALL_ACCESS, 0, &big);
+	ls = fx_sge(&big, 0, len);
+	remote = malloc(len);
+	assert_non_null(remote);
+	for (i = 0; i < len; i++)
+		remote[i] = (uint8_t)(i * 7 ^ i >> 9);
+	post_op(&e->w, 1, RN_OP_READ, &ls, PEER_VA, PEER_RKEY);
+	assert_int_equal(send_some(e), 1);
+	assert_pkt(&pk[0], RN_PKT_OP_READ_REQUEST, SQ_PSN, 0);
+	assert_int_equal(pk[0].p.reth.len, part * MTU);
+	for (i = 0; i < part; i++) {
+		read_response(e, i == 0 ? RN_PKT_OP_READ_RESP_FIRST :
+			      i == part - 1 ? RN_PKT_OP_READ_RESP_LAST :
+					      RN_PKT_OP_READ_RESP_MIDDLE,
+			      SQ_PSN + i, remote + i * MTU, MTU);
+		/* No second request while the first part is unanswered. */
+		if (i == part - 2)
+			assert_int_equal(send_some(e), 0);
+	}
+	assert_int_equal(send_some(e), 1);
+	assert_pkt(&pk[0], RN_PKT_OP_READ_REQUEST, SQ_PSN + part, 0);
+	assert_int_equal(pk[0].p.reth.va, PEER_VA + part * MTU);
+	assert_int_equal(pk[0].p.reth.len, len - part * MTU);
+	assert_no_cqe(e);
+	for (i = part; i < 300; i++)
+		read_response(e, i == part ? RN_PKT_OP_READ_RESP_FIRST :
+			      i == 299 ? RN_PKT_OP_READ_RESP_LAST :
+					 RN_PKT_OP_READ_RESP_MIDDLE,
+			      SQ_PSN + i, remote + i * MTU, i == 299 ? 200 : MTU);
+	assert_int_equal(cqe(e).byte_len, len);
+	assert_memory_equal(big.buf, remote, len);
+	assert_int_equal(counter(e, RN_CNT_RX_UNEXPECTED), 0);
+	free(remote);
+}
+
+/*
+ * The window: at most RN_WIRE_WINDOW (512) PSNs unacknowledged.  A WRITE
+ * of 520 packets stops at 512, asking for an ACK every 64; an ACK of the
+ * first 10 lets 8 more go.
+ */
+static void test_window(void **state)
+{
+	struct env *e = *state;
+	const uint32_t npkt = 520, len = npkt * MTU;
+	struct fx_mr big;
+	struct rn_sge ls;
+	uint32_t sent = 0, n, i;
+
+	fx_mr_new(e->fx, len, ALL_ACCESS, 0x11, &big);
+	ls = fx_sge(&big, 0, len);
+	post_op(&e->w, 1, RN_OP_WRITE, &ls, PEER_VA, PEER_RKEY);
+	while ((n = send_some(e))) {
+		for (i = 0; i < n; i++) {
+			assert_int_equal(pk[i].p.psn, SQ_PSN + sent + i);
+			assert_int_equal(pk[i].p.ackreq, (sent + i + 1) % 64 == 0);
+		}
+		sent += n;
+	}
+	assert_int_equal(sent, RN_WIRE_WINDOW);
+	ack(e, SQ_PSN + 9);
+	assert_int_equal(send_some(e), 8);
+	assert_pkt(&pk[7], RN_PKT_OP_WRITE_LAST, SQ_PSN + npkt - 1, MTU);
+	assert_true(pk[7].p.ackreq);
+	ack(e, SQ_PSN + npkt - 1);
+	assert_int_equal(cqe(e).byte_len, len);
+}
+
+/*
+ * RTS to SQD with the drained event asked for: nothing new starts, and
+ * the event comes once the WQE in flight is acknowledged; back in RTS the
+ * next WQE goes.
+ */
+static void test_sqd_drained(void **state)
+{
+	struct env *e = *state;
+	struct rn_sge ls = fx_sge(&e->la, 0, 100);
+	struct rn_ctl_modify_qp_req req = {
+		.handle = e->w.handle,
+		.attr_mask = IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY,
+		.attr = { .qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1 },
+	};
+
+	post_op(&e->w, 1, RN_OP_WRITE, &ls, PEER_VA, PEER_RKEY);
+	assert_int_equal(send_some(e), 1);
+	assert_int_equal(rn_qp_modify(e->fx->client, &req), 0);
+	assert_no_event(e->fx);
+	post_op(&e->w, 2, RN_OP_WRITE, &ls, PEER_VA, PEER_RKEY);
+	assert_int_equal(send_some(e), 0);
+	ack(e, SQ_PSN);
+	assert_int_equal(cqe(e).wr_id, 1);
+	assert_event(e->fx, IBV_EVENT_SQ_DRAINED, &e->w);
+	assert_int_equal(send_some(e), 0);
+
+	req.attr_mask = IBV_QP_STATE;
+	req.attr.qp_state = IBV_QPS_RTS;
+	assert_int_equal(rn_qp_modify(e->fx->client, &req), 0);
+	assert_int_equal(send_some(e), 1);
+	assert_pkt(&pk[0], RN_PKT_OP_WRITE_ONLY, SQ_PSN + 1, 100);
+	assert_no_event(e->fx);
+}
+
 /* ---- the responder ---------------------------------------------------------------- */
 
 static struct rn_pkt request(struct env *e, uint8_t opnum, uint32_t psn,
@@ -1128,6 +1245,9 @@ int main(void)
 		T(test_read_response_wrong_length),
 		T(test_atomic_ack),
 		U(test_ack_timeout),
+		U(test_read_in_parts),
+		T(test_window),
+		T(test_sqd_drained),
 		T(test_resp_send_write),
 		T(test_resp_duplicate),
 		T(test_resp_out_of_sequence),
