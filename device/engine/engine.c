@@ -112,7 +112,7 @@ void rn_engine_flush(struct rn_qp *qp)
 
 /* ---- doorbells ------------------------------------------------------------- */
 
-static void doorbell(struct rn_qp *qp)
+void rn_engine_doorbell(struct rn_qp *qp)
 {
 	uint64_t rec = __atomic_load_n(&qp->ctrl->sq_db, __ATOMIC_ACQUIRE);
 	enum ibv_qp_state state = qp->attr.qp_state;
@@ -160,7 +160,7 @@ void rn_engine_drain(struct rn_qp *qp)
 {
 	uint64_t now;
 
-	doorbell(qp);
+	rn_engine_doorbell(qp);
 	if (!qp->active)
 		return;
 	now = rn_now_ns();
@@ -199,7 +199,7 @@ static bool scan(struct rn_doorbells *db, struct rn_table *objs,
 
 static void ring_qp(void *qp)
 {
-	doorbell(qp);
+	rn_engine_doorbell(qp);
 }
 
 static void ring_cq(void *cq)

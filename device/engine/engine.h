@@ -76,6 +76,8 @@ int rn_engine_init(struct rn_device *dev);
 void rn_engine_set_network(struct rn_device *dev,
 			   const struct rn_network_ops *ops);
 bool rn_engine_pass(struct rn_device *dev, uint64_t now_ns);
+/* The QP's doorbell record was rung (a pass finds them in the device page). */
+void rn_engine_doorbell(struct rn_qp *qp);
 void rn_engine_schedule(struct rn_qp *qp);
 void rn_engine_unschedule(struct rn_qp *qp);
 int rn_engine_qp_add(struct rn_qp *qp);

@@ -64,7 +64,7 @@ static void bind_port(struct rn_device *dev)
  */
 static void wire_sink(struct rn_device *dev)
 {
-	struct rn_wire_sock *s = &dev->wire->socks[0];
+	struct rn_wire_sock *s = &dev->engine->wire->socks[0];
 
 	s->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	assert_true(s->fd >= 0);
@@ -112,13 +112,9 @@ struct fx *fx_new(void)
 	/* What main() sets before setup(), then setup()'s own part. */
 	snprintf(dev->name, sizeof(dev->name), "fx0");
 	dev->kdev_fd = -1;
-	dev->netdev_timer_fd = -1;
-	dev->listen_fd = -1;
-	dev->signal_fd = -1;
-	dev->lock_fd = -1;
 	dev->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	assert_true(dev->epoll_fd >= 0);
-	assert_int_equal(rn_device_init(dev, 0x0200000000000001ull), 0);
+	assert_int_equal(rn_device_setup(dev, 0x0200000000000001ull), 0);
 	dev->max_clients = 16;
 	dev->max_shared_bytes = 1ull << 30;
 	bind_port(dev);
@@ -128,14 +124,16 @@ struct fx *fx_new(void)
 	return fx;
 }
 
-/* What rn_device_init allocated (ringnicd leaves it to exit). */
+/* What rn_device_setup allocated (ringnicd leaves it to exit). */
 static void device_free(struct rn_device *dev)
 {
 	rn_wire_close(dev);
-	free(dev->wire);
-	free(dev->bounce);
-	free(dev->stage);
-	free(dev->batch);
+	free(dev->engine->wire);
+	free(dev->engine->bounce);
+	free(dev->engine->stage);
+	free(dev->engine->batch);
+	free(dev->engine->timers.heap);
+	free(dev->engine);
 	free(dev->mr_tags);
 	free(dev->mw_tags);
 	free(dev->qpn_gens);
@@ -144,7 +142,6 @@ static void device_free(struct rn_device *dev)
 	rn_table_destroy(&dev->qpns);
 	rn_table_destroy(&dev->srqns);
 	rn_table_destroy(&dev->xrcds);
-	rn_timers_destroy(&dev->timers);
 	close(dev->epoll_fd);
 }
 
@@ -157,7 +154,7 @@ void fx_free(struct fx *fx)
 	rn_list_del(&fx->client->link);
 	fx->dev.nclients--;
 	free(fx->client);
-	assert_int_equal(fx->dev.ntimers, 0);
+	assert_int_equal(fx->dev.engine->ntimers, 0);
 	assert_int_equal(fx->dev.shared_bytes, 0);
 	device_free(&fx->dev);
 	for (i = 0; i < fx->nmaps; i++)
@@ -455,7 +452,7 @@ void fx_post_recv(struct fx_qp *qp, uint64_t wr_id, const struct rn_sge *sge,
 
 unsigned int fx_wire_take(struct fx *fx, struct fx_pkt *out, unsigned int max)
 {
-	struct rn_wire *w = fx->dev.wire;
+	struct rn_wire *w = fx->dev.engine->wire;
 	unsigned int i, n = w->ntx;
 
 	assert_true(n <= max);
@@ -475,7 +472,7 @@ void fx_wire_recv(struct fx_qp *qp, const struct rn_pkt *p)
 	struct rn_wire_qp *wq = qp->dq->wire;
 	static uint8_t buf[RN_WIRE_PKT_MAX];
 	struct rn_wire_pkt pkt = {
-		.sock = &dev->wire->socks[0],
+		.sock = &dev->engine->wire->socks[0],
 		.from = (const struct sockaddr *)&wq->peer.addr,
 		.ttl = 64,
 		.tos = RN_WIRE_ECN_ECT0,
@@ -515,5 +512,5 @@ bool fx_wire_run(struct fx_qp *qp, unsigned int budget)
 {
 	assert_non_null(qp->dq->wire);
 	rn_engine_doorbell(qp->dq);
-	return rn_wire_qp_run(qp->dq, rn_now_ns(), budget);
+	return qp->dq->transport->run(qp->dq, rn_now_ns(), budget);
 }

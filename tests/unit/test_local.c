@@ -15,7 +15,6 @@
 #include <cmocka.h>
 
 #include "device_fixture.h"
-#include "verbs/qp_rules.h"
 
 #define ALL_ACCESS                                                             \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                     \

@@ -21,7 +21,6 @@
 #include <cmocka.h>
 
 #include "device_fixture.h"
-#include "verbs/qp_rules.h"
 
 #define ALL_ACCESS                                                             \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                     \
@@ -234,7 +233,7 @@ static void test_write_segmented(void **state)
 				    pk[i].p.payload_len);
 		assert_int_equal(pk[i].p.ackreq, i == 3);
 		assert_int_equal(!!(pk[i].p.hdrs & RN_PKT_H_RETH), i == 0);
-		assert_int_equal(rn_icrc_check_ipv4(&e->fx->dev.wire->solver,
+		assert_int_equal(rn_icrc_check_ipv4(&e->fx->dev.engine->wire->solver,
 						    &flow, pk[i].buf, pk[i].len,
 						    &id), RN_PKT_OK);
 		assert_true(id.df);
@@ -349,9 +348,9 @@ static void test_rnr_nak_timer(void **state)
 	assert_true(wq->rnr_timer.when <= rn_now_ns() + rn_rnr_timer_ns(5));
 	assert_int_equal(send_some(e), 0);
 
-	assert_false(rn_timers_run(&e->fx->dev.timers, wq->rnr_timer.when - 1));
+	assert_false(rn_timers_run(&e->fx->dev.engine->timers, wq->rnr_timer.when - 1));
 	assert_int_equal(send_some(e), 0);
-	assert_true(rn_timers_run(&e->fx->dev.timers, wq->rnr_timer.when));
+	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->rnr_timer.when));
 	assert_false(wq->rnr_wait);
 	assert_int_equal(send_some(e), 1);
 	assert_pkt(&pk[0], RN_PKT_OP_SEND_ONLY, SQ_PSN, 50);
@@ -570,7 +569,7 @@ static void test_ack_timeout(void **state)
 	ack(e, SQ_PSN); /* the first packet arrived */
 	assert_int_equal(wq->una, SQ_PSN + 1);
 
-	assert_true(rn_timers_run(&e->fx->dev.timers, wq->retrans_timer.when));
+	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when));
 	assert_int_equal(counter(e, RN_CNT_ACK_TIMEOUT), 1);
 	assert_int_equal(counter(e, RN_CNT_RETRIES), 1);
 	assert_int_equal(e->w.ctrl->ack_timeouts, 1);
@@ -580,7 +579,7 @@ static void test_ack_timeout(void **state)
 	assert_pkt(&pk[1], RN_PKT_OP_WRITE_LAST, SQ_PSN + 2, 600 - 2 * MTU);
 	assert_no_cqe(e);
 
-	assert_true(rn_timers_run(&e->fx->dev.timers, wq->retrans_timer.when));
+	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when));
 	c = cqe(e);
 	assert_int_equal(c.status, IBV_WC_RETRY_EXC_ERR);
 	assert_int_equal(counter(e, RN_CNT_RETRY_EXC), 1);
@@ -1222,7 +1221,7 @@ static void test_completer_cq_overrun(void **state)
 	assert_false(q.dq->active); /* is on the list */
 	assert_false(rn_timer_armed(&wq->retrans_timer)); /* is armed */
 	for (i = 0; i < 10 && rn_timer_armed(&wq->retrans_timer); i++)
-		rn_timers_run(&e->fx->dev.timers, wq->retrans_timer.when);
+		rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when);
 	assert_int_equal(counter(e, RN_CNT_ACK_TIMEOUT), 0);
 	assert_int_equal(counter(e, RN_CNT_RETRIES), 0);
 }
