@@ -31,6 +31,7 @@ struct rn_client;
 struct rn_engine;
 struct rn_transport_ops;
 struct rn_wire_qp;
+struct rn_local_qp;
 struct rn_cm;
 
 #define RN_NAME_MAX 32
@@ -253,13 +254,11 @@ struct rn_qp {
 	struct rn_qp_opener *openers;
 	uint32_t nopeners;
 
-	/* Requester waiting for an RNR timer or an ACK timeout: armed (at
-	 * UINT64_MAX for an ACK timeout of 0, which never expires).
+	/* The engine's: the QP waits (a transport asked, rn_engine_wait) for
+	 * an RNR timer or an ACK timeout, armed at UINT64_MAX for an ACK
+	 * timeout of 0, which never expires.
 	 */
 	struct rn_timer wait_timer;
-	uint8_t retry_left;
-	uint8_t rnr_left;
-	bool wqe_started; /* retry counters belong to the WQE at sq_head */
 
 	bool comm_est; /* IBV_EVENT_COMM_EST sent for this connection */
 	bool sqd_notify; /* in SQD: IBV_EVENT_SQ_DRAINED once nothing is in flight */
@@ -268,6 +267,7 @@ struct rn_qp {
 	 */
 	const struct rn_transport_ops *transport;
 	struct rn_wire_qp *wire;
+	struct rn_local_qp *local; /* the local path's, from creation on */
 
 	bool active; /* on dev->engine->active: may have SQ work */
 	struct rn_list active_link;

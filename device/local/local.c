@@ -15,7 +15,9 @@
  * Execution in order and to completion makes every WR fenced, so
  * IBV_SEND_FENCE needs nothing more.
  */
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "local/local.h"
 
@@ -434,15 +436,15 @@ static bool retry_or_fail(struct rn_qp *qp, const struct result *res,
 {
 	uint64_t wait;
 
-	if (!qp->wqe_started) {
-		qp->wqe_started = true;
-		qp->retry_left = qp->attr.retry_cnt;
-		qp->rnr_left = qp->attr.rnr_retry;
+	if (!qp->local->wqe_started) {
+		qp->local->wqe_started = true;
+		qp->local->retry_left = qp->attr.retry_cnt;
+		qp->local->rnr_left = qp->attr.rnr_retry;
 	}
 	/* Counted as the wire counts them: an RNR NAK, or a lost request. */
 	if (res->outcome == WAIT_RNR) {
 		rn_count_qp(qp, RN_CNT_RCVD_RNR);
-		if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
+		if (qp->attr.rnr_retry != 7 && !qp->local->rnr_left--) {
 			rn_count_qp(qp, RN_CNT_RNR_RETRY_EXC);
 			*fail = IBV_WC_RNR_RETRY_EXC_ERR;
 			return false;
@@ -450,7 +452,7 @@ static bool retry_or_fail(struct rn_qp *qp, const struct result *res,
 		wait = res->rnr_ns;
 	} else {
 		rn_count_qp(qp, RN_CNT_ACK_TIMEOUT);
-		if (!qp->retry_left--) {
+		if (!qp->local->retry_left--) {
 			rn_count_qp(qp, RN_CNT_RETRY_EXC);
 			*fail = IBV_WC_RETRY_EXC_ERR;
 			return false;
@@ -479,7 +481,7 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 			rn_qp_fatal(qp, IBV_EVENT_QP_FATAL);
 			return true;
 		}
-		if (rn_batchable(qp, &w) && !qp->wqe_started) {
+		if (rn_batchable(qp, &w) && !qp->local->wqe_started) {
 			unsigned int n = rn_batch_run(qp, budget + 1);
 
 			if (n) {
@@ -494,13 +496,31 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 				return progress;
 			res = done(fail, 0);
 		}
-		qp->wqe_started = false;
+		qp->local->wqe_started = false;
 		rn_sq_complete(qp, &w, res.status, res.byte_len);
 		progress = true;
 		if (res.status != IBV_WC_SUCCESS)
 			rn_qp_send_failed(qp);
 	}
 	return progress;
+}
+
+int rn_local_qp_add(struct rn_qp *qp)
+{
+	qp->local = calloc(1, sizeof(*qp->local));
+	return qp->local ? 0 : ENOMEM;
+}
+
+/* Back to RESET: no WQE has started. */
+void rn_local_qp_reset(struct rn_qp *qp)
+{
+	qp->local->wqe_started = false;
+}
+
+void rn_local_qp_remove(struct rn_qp *qp)
+{
+	free(qp->local);
+	qp->local = NULL;
 }
 
 /* After a turn: WQEs are left, and the QP may still start them. */

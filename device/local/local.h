@@ -17,6 +17,18 @@ extern const struct rn_transport_ops rn_local_transport;
 /* The engine's memory for the local path. */
 int rn_local_init(struct rn_device *dev);
 
+/* What the local path keeps of a QP (qp->local). */
+struct rn_local_qp {
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	bool wqe_started; /* retry counters belong to the WQE at sq_head */
+};
+
+/* local.c: a QP's local state, from its creation to its end */
+int rn_local_qp_add(struct rn_qp *qp);
+void rn_local_qp_reset(struct rn_qp *qp);
+void rn_local_qp_remove(struct rn_qp *qp);
+
 /* local.c */
 struct rn_qp *rn_local_peer(struct rn_qp *qp);
 void rn_local_advance_psns(struct rn_qp *qp, struct rn_qp *dst, uint64_t len);

@@ -208,9 +208,12 @@ int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *re
 	if (ret)
 		goto err_handle;
 	qp->transport = &rn_local_transport;
-	ret = rn_engine_qp_add(qp);
+	ret = rn_local_qp_add(qp);
 	if (ret)
 		goto err_qpn;
+	ret = rn_engine_qp_add(qp);
+	if (ret)
+		goto err_local;
 	if (qp->qp_type == IBV_QPT_XRC_RECV &&
 	    opener_add(qp, client, qp->handle, req->user_handle))
 		goto err_engine;
@@ -244,6 +247,8 @@ int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *re
 
 err_engine:
 	rn_engine_qp_remove(qp);
+err_local:
+	rn_local_qp_remove(qp);
 err_qpn:
 	rn_table_remove(&client->dev->qpns, qp->qpn & RN_QPN_INDEX_MASK);
 err_handle:
@@ -360,7 +365,7 @@ static void qp_reset(struct rn_qp *qp, const struct rn_ctl_modify_qp_req *req)
 	qp->rq.head = req->rq_seq;
 	qp->rq.wr_cons = req->rq_wr_seq;
 	rn_engine_cancel_wait(qp);
-	qp->wqe_started = false;
+	rn_local_qp_reset(qp);
 	qp->comm_est = false;
 	__atomic_store_n(&qp->ctrl->sq_cons, qp->sq_head, __ATOMIC_RELEASE);
 	__atomic_store_n(&qp->ctrl->sq_wr_cons, qp->sq_wr_cons, __ATOMIC_RELEASE);
@@ -487,6 +492,7 @@ static void qp_free(struct rn_qp *qp)
 
 	rn_engine_qp_remove(qp);
 	rn_qp_transport_release(qp, NULL);
+	rn_local_qp_remove(qp);
 	rn_sq_forget(qp);
 	rn_table_remove(&client->dev->qpns, qp->qpn & RN_QPN_INDEX_MASK);
 	set_sgid(qp, -1);
