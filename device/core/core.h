@@ -2,8 +2,8 @@
 /*
  * core/: the device and what every layer above reads and charges: its
  * clients and their processes and address spaces (process.c, memory.c,
- * guard.c), the port and its GIDs (port.c), MRs and windows resolved
- * against addresses (access.c), shared memory and async events (device.c).
+ * guard.c), the port and its GIDs (port.c), shared memory, limits and
+ * async events (device.c).
  */
 #ifndef RN_CORE_H
 #define RN_CORE_H

@@ -131,8 +131,8 @@ err:
 }
 
 /*
- * An event for a kernel context (kdev.c): handle is a CQ's or a QP's; the
- * kernel delivers it on the context's own channels.
+ * An event for a kernel context (daemon/kdev.c): handle is a CQ's or a
+ * QP's; the kernel delivers it on the context's own channels.
  */
 void rn_kdev_event(struct rn_client *client, uint32_t handle, uint32_t event)
 {

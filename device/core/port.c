@@ -2,8 +2,8 @@
 /*
  * Port 1, bound to a network device as rxe's port is: its state follows
  * the link, its active MTU the interface's MTU, its GID table the
- * interface's addresses (netdev.c reports them; in kernel mode the table
- * is the kernel's, read by kdev.c).  And the port's counters.
+ * interface's addresses (daemon/netdev.c reports them; in kernel mode the table
+ * is the kernel's, read by daemon/kdev.c).  And the port's counters.
  */
 #include <string.h>
 

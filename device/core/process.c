@@ -33,8 +33,8 @@
  *   or, with CAP_SYS_ADMIN over its pid namespace, a process of that
  *   namespace).  "After OPEN": in kernel mode no request of a context exists
  *   before its OPEN returns; in userspace mode OPEN is answered only while
- *   nothing else waits behind it (control.c), so a later request was sent
- *   after the pidfd was opened.
+ *   nothing else waits behind it (daemon/control.c), so a later request
+ *   was sent after the pidfd was opened.
  * - Until then every request but OPEN is refused (EPERM), so an unconfirmed
  *   client has no object that could touch memory.
  */
@@ -61,7 +61,7 @@ static bool client_alive(const struct rn_client *client)
  * protections the rights need?  Read from /proc/PID/maps, the only place
  * the kernel says it: by pid, so the answer counts only if the process is
  * still alive once it is read.  A NIC pins an MR's pages at registration
- * and fails with EFAULT (mr.c refuses the same ranges); with on-demand
+ * and fails with EFAULT (verbs/mr.c refuses the same ranges); with on-demand
  * paging it faults each page in with the access it makes, and a write to
  * a read-only page fails (memory.c asks before each access).  The device's
  * own accesses, through /proc/PID/mem, would not fail: they are forced, as

@@ -106,7 +106,7 @@ struct rn_ah {
 	struct rn_ah_attr attr;
 };
 
-/* An XRC domain: device-wide, since processes share one (xrcd.c). */
+/* An XRC domain: device-wide, since processes share one (verbs/xrcd.c). */
 struct rn_xrcd {
 	uint32_t id; /* index in dev->xrcds */
 	uint32_t opens; /* by contexts */
@@ -130,7 +130,7 @@ struct rn_cq {
 	uint32_t prod; /* CQEs written */
 	bool overrun; /* the CQ is in error and takes no more CQEs */
 
-	/* Notifications (notify.c) */
+	/* Notifications (engine/notify.c) */
 	int channel_fd; /* write end of the completion channel, or -1 */
 	uint32_t notified_prod; /* prod when the last notification fired */
 	uint32_t last_err_end; /* prod just after the latest error CQE */
@@ -262,7 +262,7 @@ struct rn_qp {
 
 	bool comm_est; /* IBV_EVENT_COMM_EST sent for this connection */
 	bool sqd_notify; /* in SQD: IBV_EVENT_SQ_DRAINED once nothing is in flight */
-	/* The transport that runs it (engine.h), and the wire's state of it
+	/* The transport that runs it (engine/engine.h), and the wire's state of it
 	 * when that is the wire.
 	 */
 	const struct rn_transport_ops *transport;
@@ -281,7 +281,7 @@ struct rn_client {
 	struct rn_watch guard_watch; /* uffd */
 	struct rn_watch exit_watch; /* pidfd */
 	int fd; /* control socket, or -1 for a kernel context */
-	uint32_t kctx; /* the kernel's context id (kdev.c), or 0 */
+	uint32_t kctx; /* the kernel's context id (daemon/kdev.c), or 0 */
 	pid_t pid; /* of the opener: see process.c before trusting it */
 	uid_t uid;
 	int pidfd; /* the process, from OPEN on (process.c), or -1 */
@@ -322,8 +322,8 @@ struct rn_client {
 
 
 /*
- * What netdev.c sees of the interface the port is bound to: its identity,
- * link, MTU, and its addresses (those --address allows) as GIDs.
+ * What daemon/netdev.c sees of the interface the port is bound to: its
+ * identity, link, MTU, and its addresses (those --address allows) as GIDs.
  */
 struct rn_link {
 	int ifindex; /* 0: no such interface (now) */
@@ -335,9 +335,10 @@ struct rn_link {
 };
 
 /*
- * Port 1 (port.c): bound to one network device, as rxe's port is.  The
- * interface's addresses are the GIDs, its link the port state, its MTU the
- * active MTU.  netdev.c keeps the binding current; the transport reads it.
+ * Port 1 (core/port.c): bound to one network device, as rxe's port is.
+ * The interface's addresses are the GIDs, its link the port state, its MTU
+ * the active MTU.  daemon/netdev.c keeps the binding current; the
+ * transport reads it.
  */
 struct rn_port {
 	int ifindex; /* 0: the interface is gone, the port is down */

@@ -3,9 +3,9 @@
  * The control socket: one SOCK_SEQPACKET connection per opened context.
  * The peer is identified by SO_PEERCRED and by the credentials the kernel
  * attaches to each message (SO_PASSCRED), never by what it says
- * (process.c).  A message that breaks the protocol (wrong size, unknown op,
- * unexpected descriptors, a request sent before OPEN was answered) closes
- * the connection, which frees everything the client had.
+ * (core/process.c).  A message that breaks the protocol (wrong size,
+ * unknown op, unexpected descriptors, a request sent before OPEN was
+ * answered) closes the connection, which frees everything the client had.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -126,7 +126,7 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 	if (!rn_request(client, m, &r))
 		return false;
 	/* What the client sends after this answer confirms who it is
-	 * (process.c): nothing may have been sent before it.
+	 * (core/process.c): nothing may have been sent before it.
 	 */
 	if (m->req.hdr.op == RN_CTL_OPEN && client->opened &&
 	    (recv(client->fd, &next, 1, MSG_PEEK | MSG_DONTWAIT) >= 0 ||

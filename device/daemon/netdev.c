@@ -4,7 +4,7 @@
  * libnl: which one it is (--netdev, else the default route's, else lo; in
  * kernel mode the netdev of `rdma link add`, asked of RDMA netlink), and
  * its link, MTU and addresses, read again on every link and address
- * notification and handed to port.c.
+ * notification and handed to core/port.c.
  *
  * The interface is followed by its index, so a rename is followed too; when
  * it disappears the port goes down with no GIDs until an interface of the

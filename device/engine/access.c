@@ -3,7 +3,7 @@
  * A WQE's addresses resolved to another process's memory: local scatter
  * lists against the requester's MRs, remote ranges against the
  * responder's MRs and memory windows, each with its PD, rights and bounds
- * checked (memory.c).
+ * checked (core/memory.c).
  */
 #include "engine/datapath.h"
 #include "base/table.h"

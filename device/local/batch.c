@@ -4,7 +4,7 @@
  * size.  A run of SENDs and WRITEs of one QP (to one peer) is moved
  * together: their sources gathered into the staging buffer, their
  * destinations (remote ranges, or the receive WQEs SENDs and immediates
- * consume) scattered from it, one call per range (memory.c), adjacent
+ * consume) scattered from it, one call per range (core/memory.c), adjacent
  * ranges merged, so that a run over consecutive addresses costs two calls
  * in all.  Only runs where every WQE is valid, every receive WQE is there
  * and the copy succeeds whole are done this way; anything else goes

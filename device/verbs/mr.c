@@ -2,7 +2,8 @@
 /*
  * Memory regions and memory windows as objects: registration,
  * re-registration, allocation and release.  How keys are checked on the
- * data path is in memory.c and access.c, how windows are bound in mw.c.
+ * data path is in core/memory.c and engine/access.c, how windows are bound
+ * in engine/mw.c.
  *
  * ringnicd never pins memory: it reaches a region by address when it
  * copies, and pages not present are faulted in by that access.  So

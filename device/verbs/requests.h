@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * One control request: checked against the protocol, then carried out.
- * No socket here: control.c receives and answers; the fuzz target feeds
+ * No socket here: daemon/control.c receives and answers; the fuzz target feeds
  * requests directly.
  */
 #ifndef RN_REQUESTS_H
@@ -34,7 +34,7 @@ struct rn_reply {
  * true, or returns false when m breaks the protocol (wrong size, unknown
  * op, OPEN twice or not first, descriptors where none belong): the
  * connection must then be closed.  Until a request of the opener confirms
- * the client (process.c), every request but OPEN is refused with EPERM.
+ * the client (core/process.c), every request but OPEN is refused with EPERM.
  */
 bool rn_request(struct rn_client *client, struct rn_msg *m, struct rn_reply *r);
 

@@ -129,7 +129,7 @@ void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 	bool ipv4 = pkt->sock->family == AF_INET;
 
 	/* QP1 is the CM's: ringnicd's own (cm/), or in kernel mode the
-	 * kernel's, whose QP1 the stub keeps (kdev.c).
+	 * kernel's, whose QP1 the stub keeps (daemon/kdev.c).
 	 */
 	if (p->dqpn == 1) {
 		if (p->deth.qkey != RN_GSI_QKEY) {

@@ -209,7 +209,7 @@ struct rn_wire_tx {
 
 /*
  * Payload bytes of a run of packets moved with one system call: a
- * client's memory costs a call per range (memory.c), whatever its size.
+ * client's memory costs a call per range (core/memory.c), whatever its size.
  * The requester reads ahead over a message and the WQEs posted after it
  * while their sources are adjacent (requester.c), the responder reads a
  * READ's data ahead (responder.c), and in-order WRITEs, SENDs and READ
