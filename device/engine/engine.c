@@ -230,8 +230,10 @@ bool rn_engine_pass(struct rn_device *dev, uint64_t now)
 			progress |= scan_doorbells(client);
 	}
 	progress |= rn_timers_run(&dev->engine->timers, now);
-	if (net)
-		progress |= net->receive(dev) | net->reply(dev, now);
+	if (net) {
+		progress |= net->receive(dev);
+		progress |= net->reply(dev, now);
+	}
 	rn_list_for_each_safe(pos, tmp, &dev->engine->active) {
 		struct rn_qp *qp = rn_container_of(pos, struct rn_qp, active_link);
 
