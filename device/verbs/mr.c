@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "engine/datapath.h"
+#include "verbs/verbs.h"
 #include "base/table.h"
 
 #define RN_MR_ACCESS_SUPPORTED                                                 \
