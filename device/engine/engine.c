@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "base/table.h"
 #include "engine/datapath.h"
