@@ -157,6 +157,10 @@ bool rn_batchable(const struct rn_qp *qp, const struct rn_wqe *w)
  * Execute the run of SENDs and WRITEs at sq_head as one batch, up to
  * 'budget' WQEs.  Returns how many were completed; 0 leaves them to
  * execute().  Completions come in the order execute() would give them.
+ * A completion can fail either QP (its CQ overran): a QP in ERR has
+ * flushed its queues, so the batch ends after that WQE.  The rest is the
+ * flush's, or execute()'s when only the responder failed (it then finds
+ * no responder, as it would have for them one at a time).
  */
 unsigned int rn_batch_run(struct rn_qp *qp, unsigned int budget)
 {
@@ -192,7 +196,11 @@ unsigned int rn_batch_run(struct rn_qp *qp, unsigned int budget)
 
 			rn_recv_complete(&b->resp, &b->r[i], &res);
 		}
-		rn_sq_complete(qp, w, IBV_WC_SUCCESS, b->len[i]);
+		/* dst may be qp: then its flush retired w already. */
+		if (qp->attr.qp_state == IBV_QPS_RTS)
+			rn_sq_complete(qp, w, IBV_WC_SUCCESS, b->len[i]);
+		if (qp->attr.qp_state != IBV_QPS_RTS || !rn_qp_receiving(dst))
+			return i + 1;
 	}
 	return b->n;
 }

@@ -135,6 +135,7 @@ enum acked {
 	ACKED,
 	LOST, /* a READ or atomic before psn has unanswered PSNs */
 	BOGUS, /* psn was never sent */
+	FAILED, /* a completion failed the QP (its CQ overran): stop */
 };
 
 /*
@@ -163,7 +164,7 @@ static enum acked acknowledge(struct rn_wire_qp *wq, uint32_t psn)
 		if (rn_pkt_psn_cmp(last_psn(s), psn) > 0)
 			break;
 		if (!rn_wire_complete_head(wq, IBV_WC_SUCCESS, (uint32_t)s->len))
-			return ACKED; /* the QP failed meanwhile */
+			return FAILED;
 		rn_count_qp(wq->qp, RN_CNT_REQ_COMPLETED);
 		moved = true;
 	}
@@ -188,7 +189,10 @@ static void implied_nak(struct rn_wire_qp *wq, uint32_t expected)
 	retry(wq, expected);
 }
 
-/* Everything before psn is in: acknowledge it, report what was lost. */
+/*
+ * Everything before psn is in: acknowledge it, report what was lost.
+ * False when the packet is done with (lost, bogus, or the QP failed).
+ */
 static bool acknowledge_before(struct rn_wire_qp *wq, uint32_t psn)
 {
 	switch (acknowledge(wq, rn_pkt_psn_sub(psn, 1))) {

@@ -105,7 +105,9 @@ static bool load_wqe(struct rn_wire_qp *wq, const struct rn_wire_send *s)
 
 /*
  * Retire the oldest started WQE with this status (the completer's, and
- * ours for UC).  Returns false when the QP failed meanwhile.
+ * ours for UC).  Returns false when the QP failed meanwhile: it no longer
+ * sends (not RTS or SQD), whether the WQE failed or its CQE overran the
+ * send CQ (rn_sq_complete put the QP in ERR).  The caller stops then.
  */
 bool rn_wire_complete_head(struct rn_wire_qp *wq, enum ibv_wc_status status,
 			   uint32_t byte_len)
@@ -138,6 +140,9 @@ bool rn_wire_complete_head(struct rn_wire_qp *wq, enum ibv_wc_status status,
 		rn_qp_send_failed(qp);
 		return false;
 	}
+	if (qp->attr.qp_state != IBV_QPS_RTS &&
+	    qp->attr.qp_state != IBV_QPS_SQD)
+		return false;
 	rn_qp_sq_drain_check(qp);
 	return true;
 }

@@ -578,13 +578,6 @@ static void test_unanswered_then_connected(void **state)
 
 /* ---- CQ overrun in a batch ---------------------------------------------------------- */
 
-/* A test of a known bug, not fixed yet: it runs with RN_UNIT_KNOWN_BUGS=1. */
-static void known_bug(void)
-{
-	if (!getenv("RN_UNIT_KNOWN_BUGS"))
-		skip();
-}
-
 /*
  * One at a time (READs, never batched), a CQ overrun is handled: the CQ
  * is in error (CQ_ERR), the QP goes to ERR, each WQE is retired once.
@@ -618,16 +611,12 @@ static void test_cq_overrun(void **state)
 }
 
 /*
- * BUG (device/local/batch.c, rn_batch_run): the loop that completes a
- * batch goes on after a completion failed the QP.  Four WRITEs move as one
- * batch into a send CQ of two entries: the third CQE overruns it, so
- * rn_sq_complete puts the QP in ERR, whose flush retires the fourth WQE;
- * then the loop retires the fourth again.  sq_cons and sq_wr_cons end one
- * past what was posted (5 WRs retired of 4): the provider's room checks
- * (providers/ringnic/post.c, rn_sq_has_room) wrap.  The receive side has
- * the same fault: with the receiver's CQ overrun instead, its flush
- * consumes the receive WQEs the loop then consumes again (rq_cons 5 of 4
- * posted).  Disabled until fixed (RN_UNIT_KNOWN_BUGS=1 runs it).
+ * The same in a batch (device/local/batch.c, rn_batch_run): four WRITEs
+ * move as one batch into a send CQ of two entries.  The third CQE overruns
+ * it, so rn_sq_complete puts the QP in ERR, whose flush retires the
+ * fourth WQE: the batch stops there, each WQE is retired once (it went on
+ * and retired the fourth again: sq_cons and sq_wr_cons one past what was
+ * posted, and the provider's room checks, rn_sq_has_room, wrapped).
  */
 static void test_batch_cq_overrun(void **state)
 {
@@ -638,7 +627,6 @@ static void test_batch_cq_overrun(void **state)
 	struct rn_sge ls = fx_sge(&e->la, 0, 10);
 	unsigned int i;
 
-	known_bug();
 	fx_cq_new(e->fx, 2, &small);
 	fx_qp_new(e->fx, &small, &small, NULL, &q);
 	cb.dest_qpn = q.qpn;
@@ -650,8 +638,58 @@ static void test_batch_cq_overrun(void **state)
 	run(e, &q);
 	assert_int_equal(fx_qp_state(&q), IBV_QPS_ERR);
 	assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
-	assert_int_equal(q.ctrl->sq_wr_cons, 4); /* is 5 */
+	assert_int_equal(q.ctrl->sq_wr_cons, 4);
 	assert_int_equal(q.ctrl->sq_cons, q.sq_prod);
+}
+
+/*
+ * The receive side of a batch: four SENDs into a receiver whose CQ has
+ * two entries.  The third receive CQE overruns it: the receiver goes to
+ * ERR and its flush takes the fourth receive WQE; the batch stops after
+ * the third SEND, which completes at the requester (its data arrived, as
+ * one at a time).  Each receive WQE is consumed once (it was consumed
+ * again: rq_cons 5 of 4 posted); the fourth SEND finds no responder and
+ * waits for its ACK timeout.
+ */
+static void test_batch_recv_cq_overrun(void **state)
+{
+	struct env *e = *state;
+	struct fx_cq small;
+	struct fx_qp r;
+	struct fx_conn ca = fx_conn_default(0), cr = fx_conn_default(e->a.qpn);
+	struct rn_cqe c;
+	unsigned int i;
+
+	fx_cq_new(e->fx, 2, &small);
+	fx_qp_new(e->fx, &small, &small, NULL, &r);
+	ca.dest_qpn = r.qpn;
+	fx_qp_connect(&e->a, &ca);
+	fx_qp_connect(&r, &cr);
+	for (i = 0; i < 4; i++) {
+		struct rn_sge rs = fx_sge(&e->rb, i * 16, 16);
+		struct rn_sge ls = fx_sge(&e->la, i * 16, 10);
+
+		fx_post_recv(&r, i, &rs, 1);
+		post_op(&e->a, 10 + i, RN_OP_SEND, &ls, 1, 0, 0);
+	}
+	run(e, &e->a);
+	assert_int_equal(fx_qp_state(&r), IBV_QPS_ERR);
+	assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
+	assert_int_equal(r.ctrl->rq_wr_cons, 4);
+	assert_int_equal(r.ctrl->rq_cons, r.rq_prod);
+	assert_true(fx_poll(&small, &c));
+	assert_true(fx_poll(&small, &c));
+	assert_false(fx_poll(&small, &c));
+
+	assert_int_equal(fx_qp_state(&e->a), IBV_QPS_RTS);
+	for (i = 0; i < 3; i++) {
+		assert_true(fx_poll(&e->cqa, &c));
+		assert_int_equal(c.wr_id, 10 + i);
+		assert_int_equal(c.status, IBV_WC_SUCCESS);
+	}
+	assert_no_cqe(&e->cqa);
+	assert_int_equal(e->a.ctrl->sq_wr_cons, 3);
+	assert_true(rn_timer_armed(&e->a.dq->wait_timer));
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_connected, teardown)
@@ -679,6 +717,7 @@ int main(void)
 		U(test_unanswered_then_connected),
 		U(test_cq_overrun),
 		U(test_batch_cq_overrun),
+		U(test_batch_recv_cq_overrun),
 	};
 
 	rn_log_init(true, false);

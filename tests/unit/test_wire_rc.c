@@ -43,14 +43,15 @@ struct env {
 /* Packets taken from the transmit batch (static: 64 of 4 KiB). */
 static struct fx_pkt pk[RN_WIRE_TX_BATCH];
 
-static int setup(void **state)
+/* w on a CQ of this many entries, not connected yet. */
+static int setup_cq(void **state, uint32_t cq_entries)
 {
 	struct env *e = calloc(1, sizeof(*e));
 	unsigned int i;
 
 	assert_non_null(e);
 	e->fx = fx_new();
-	fx_cq_new(e->fx, 64, &e->cq);
+	fx_cq_new(e->fx, cq_entries, &e->cq);
 	fx_qp_new(e->fx, &e->cq, &e->cq, NULL, &e->w);
 	fx_mr_new(e->fx, 16384, ALL_ACCESS, 0, &e->la);
 	fx_mr_new(e->fx, 16384, ALL_ACCESS, 0, &e->rb);
@@ -65,11 +66,27 @@ static int setup(void **state)
 	return 0;
 }
 
+static int setup(void **state)
+{
+	return setup_cq(state, 64);
+}
+
 static int setup_connected(void **state)
 {
 	struct env *e;
 
 	setup(state);
+	e = *state;
+	fx_qp_connect(&e->w, &e->conn);
+	return 0;
+}
+
+/* Connected, on a CQ of one entry: its second completion overruns it. */
+static int setup_cq_of_one(void **state)
+{
+	struct env *e;
+
+	setup_cq(state, 1);
 	e = *state;
 	fx_qp_connect(&e->w, &e->conn);
 	return 0;
@@ -1169,24 +1186,15 @@ static void test_loopback_read_response_lost(void **state)
 
 /* ---- CQ overrun at the completer ---------------------------------------------------- */
 
-/* A test of a known bug, not fixed yet: it runs with RN_UNIT_KNOWN_BUGS=1. */
-static void known_bug(void)
-{
-	if (!getenv("RN_UNIT_KNOWN_BUGS"))
-		skip();
-}
-
 /*
- * BUG (device/wire/requester.c, rn_wire_complete_head, and its callers in
- * completer.c): it is to return false "when the QP failed meanwhile", but
- * returns true when the CQE it pushes overruns the send CQ and
- * rn_sq_complete puts the QP in ERR.  acknowledge() then takes it for
- * progress: it re-arms the retransmit timer of the QP in ERR and puts it
- * back on the engine's list.  Three SENDs, a send CQ of one entry, the
- * first two ACKed: the QP is in ERR, and its timer, left running, counts
- * 8 ACK timeouts, 7 retries and a retry exceeded (local_ack_timeout_err,
+ * rn_wire_complete_head returns false when the CQE it pushes overruns the
+ * send CQ (rn_sq_complete puts the QP in ERR), and acknowledge() stops
+ * there.  It returned true, and acknowledge() took it for progress: it
+ * re-armed the retransmit timer of the QP in ERR and put it back on the
+ * engine's list.  Three SENDs, a send CQ of one entry, the first two
+ * ACKed: the QP is in ERR, and its timer, left running, counted 8 ACK
+ * timeouts, 7 retries and a retry exceeded (local_ack_timeout_err,
  * completer_retry_err, retry_exceeded_err) for a QP that sends nothing.
- * Disabled until fixed (RN_UNIT_KNOWN_BUGS=1 runs it).
  */
 static void test_completer_cq_overrun(void **state)
 {
@@ -1197,7 +1205,6 @@ static void test_completer_cq_overrun(void **state)
 	struct fx_qp q;
 	unsigned int i;
 
-	known_bug();
 	fx_cq_new(e->fx, 1, &small);
 	fx_qp_new(e->fx, &small, &small, NULL, &q);
 	fx_qp_connect(&q, &e->conn);
@@ -1218,16 +1225,151 @@ static void test_completer_cq_overrun(void **state)
 	}
 	assert_int_equal(fx_qp_state(&q), IBV_QPS_ERR);
 	assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
-	assert_false(q.dq->active); /* is on the list */
-	assert_false(rn_timer_armed(&wq->retrans_timer)); /* is armed */
+	assert_false(q.dq->active);
+	assert_false(rn_timer_armed(&wq->retrans_timer));
 	for (i = 0; i < 10 && rn_timer_armed(&wq->retrans_timer); i++)
 		rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when);
 	assert_int_equal(counter(e, RN_CNT_ACK_TIMEOUT), 0);
 	assert_int_equal(counter(e, RN_CNT_RETRIES), 0);
 }
 
+/*
+ * w's send CQ (setup_cq_of_one) overran at a completion: w is in ERR, the
+ * CQ in error, every one of the n WQEs retired once (the first with its
+ * CQE, the rest flushed) and nothing of w runs any more: off the engine's
+ * list, no timer armed, no retry counted.
+ */
+static void assert_overran(struct env *e, uint32_t n)
+{
+	struct rn_wire_qp *wq = e->w.dq->wire;
+	struct rn_cqe c;
+
+	assert_int_equal(fx_qp_state(&e->w), IBV_QPS_ERR);
+	assert_event(e->fx, IBV_EVENT_CQ_ERR, &e->cq);
+	assert_no_event(e->fx);
+	c = cqe(e);
+	assert_int_equal(c.wr_id, 0);
+	assert_int_equal(c.status, IBV_WC_SUCCESS);
+	assert_no_cqe(e);
+	assert_int_equal(e->w.ctrl->sq_wr_cons, n);
+	assert_int_equal(e->w.ctrl->sq_cons, e->w.sq_prod);
+	assert_false(e->w.dq->active);
+	assert_false(rn_timer_armed(&wq->retrans_timer));
+	assert_false(rn_timer_armed(&wq->rnr_timer));
+	assert_false(wq->rnr_wait);
+	assert_int_equal(counter(e, RN_CNT_RETRIES), 0);
+	assert_int_equal(counter(e, RN_CNT_RX_UNEXPECTED), 0);
+	assert_int_equal(send_some(e), 0);
+}
+
+/*
+ * A READ's own completion overruns the CQ: read_response stops there
+ * (no progress(): the timer stays off, the QP off the list).  Three READs,
+ * the first two answered.
+ */
+static void test_read_response_cq_overrun(void **state)
+{
+	struct env *e = *state;
+	uint8_t remote[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		struct rn_sge ls = fx_sge(&e->la, 8192 + i * 8, 8);
+
+		post_op(&e->w, i, RN_OP_READ, &ls, PEER_VA + i * 8, PEER_RKEY);
+	}
+	assert_int_equal(send_some(e), 3);
+	read_response(e, RN_PKT_OP_READ_RESP_ONLY, SQ_PSN, remote, 8);
+	read_response(e, RN_PKT_OP_READ_RESP_ONLY, SQ_PSN + 1, remote, 8);
+	assert_overran(e, 3);
+	assert_memory_equal(e->la.buf + 8200, remote, 8);
+}
+
+/* The same with an atomic's completion (atomic_ack). */
+static void test_atomic_ack_cq_overrun(void **state)
+{
+	struct env *e = *state;
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		struct rn_sge ls = fx_sge(&e->la, 64 + i * 8, 8);
+
+		fx_post_send(&e->w, &(struct rn_send_wqe){ .wr_id = i,
+			.opcode = RN_OP_FETCH_ADD, .flags = RN_WQE_SIGNALED,
+			.num_sge = 1, .remote_addr = PEER_VA + i * 8,
+			.rkey = PEER_RKEY, .compare_add = 1 }, &ls);
+	}
+	fx_ring(&e->w);
+	assert_int_equal(send_some(e), 3);
+	for (i = 0; i < 2; i++) {
+		struct rn_pkt p = to_w(e, RN_PKT_OP_ATOMIC_ACK, SQ_PSN + i);
+
+		p.aeth.syndrome = rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT);
+		p.atomic_ack = 0x1000 + i;
+		fx_wire_deliver(&e->w, &p);
+	}
+	assert_overran(e, 3);
+}
+
+/* Two SENDs, then a READ into la[8192, 8200) (zeroed), all sent. */
+static void sends_then_read(struct env *e)
+{
+	struct rn_sge ls = fx_sge(&e->la, 0, 10), rd = fx_sge(&e->la, 8192, 8);
+
+	memset(e->la.buf + 8192, 0, 8);
+	post_op(&e->w, 0, RN_OP_SEND, &ls, 0, 0);
+	post_op(&e->w, 1, RN_OP_SEND, &ls, 0, 0);
+	post_op(&e->w, 2, RN_OP_READ, &rd, PEER_VA, PEER_RKEY);
+	assert_int_equal(send_some(e), 3);
+}
+
+/*
+ * A READ response acknowledges the two SENDs before it, and the second
+ * SEND's CQE overruns the CQ: the response is done with there
+ * (acknowledge_before).  The flushed READ's buffer is left alone, and
+ * nothing is counted as unexpected.
+ */
+static void test_read_response_implied_ack_cq_overrun(void **state)
+{
+	struct env *e = *state;
+	static const uint8_t remote[8] = { 9, 9, 9, 9, 9, 9, 9, 9 };
+	static const uint8_t zero[8];
+
+	sends_then_read(e);
+	read_response(e, RN_PKT_OP_READ_RESP_ONLY, SQ_PSN + 2, remote, 8);
+	assert_overran(e, 3);
+	assert_memory_equal(e->la.buf + 8192, zero, 8);
+}
+
+/*
+ * A sequence NAK, or an RNR NAK, at the READ's PSN acknowledges the
+ * SENDs before it, and the second SEND's CQE overruns the CQ: the NAK is
+ * done with there.  Nothing goes back, no retry and no RNR wait for the
+ * QP in ERR.
+ */
+static void test_nak_implied_ack_cq_overrun(void **state)
+{
+	struct env *e = *state;
+
+	sends_then_read(e);
+	aeth(e, rn_pkt_aeth_nak(RN_PKT_NAK_PSN_SEQ), SQ_PSN + 2);
+	assert_overran(e, 3);
+	assert_int_equal(counter(e, RN_CNT_RCVD_SEQ), 0);
+}
+
+static void test_rnr_nak_implied_ack_cq_overrun(void **state)
+{
+	struct env *e = *state;
+
+	sends_then_read(e);
+	aeth(e, rn_pkt_aeth_rnr_nak(5), SQ_PSN + 2);
+	assert_overran(e, 3);
+	assert_int_equal(counter(e, RN_CNT_RCVD_RNR), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_connected, teardown)
 #define U(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define O(f) cmocka_unit_test_setup_teardown(f, setup_cq_of_one, teardown)
 
 int main(void)
 {
@@ -1261,6 +1403,11 @@ int main(void)
 		U(test_loopback_write_packet_lost),
 		U(test_loopback_read_response_lost),
 		T(test_completer_cq_overrun),
+		O(test_read_response_cq_overrun),
+		O(test_atomic_ack_cq_overrun),
+		O(test_read_response_implied_ack_cq_overrun),
+		O(test_nak_implied_ack_cq_overrun),
+		O(test_rnr_nak_implied_ack_cq_overrun),
 	};
 
 	rn_log_init(true, false);
