@@ -497,6 +497,11 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 			res = done(fail, 0);
 		}
 		qp->local->wqe_started = false;
+		/* The execution failed the QP itself (connected to itself, its
+		 * receive overran its CQ): ERR's flush retired this WQE.
+		 */
+		if (qp->attr.qp_state != IBV_QPS_RTS)
+			return true;
 		rn_sq_complete(qp, &w, res.status, res.byte_len);
 		progress = true;
 		if (res.status != IBV_WC_SUCCESS)

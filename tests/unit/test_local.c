@@ -692,6 +692,45 @@ static void test_batch_recv_cq_overrun(void **state)
 	assert_true(rn_timer_armed(&e->a.dq->wait_timer));
 }
 
+/*
+ * One at a time, a QP connected to itself: its SEND, retried after an RNR
+ * NAK (so not batched), overruns its own CQ with the receive completion.
+ * The QP goes to ERR, whose flush retires the SEND: it is retired once.
+ */
+static void test_self_recv_cq_overrun(void **state)
+{
+	struct env *e = *state;
+	struct fx_cq one;
+	struct fx_qp q;
+	struct fx_conn cq;
+	struct rn_sge ls = fx_sge(&e->la, 0, 10), rs = fx_sge(&e->rb, 0, 16);
+	struct rn_sge rd = fx_sge(&e->la, 64, 8);
+	struct rn_cqe c;
+
+	fx_cq_new(e->fx, 1, &one);
+	fx_qp_new(e->fx, &one, &one, NULL, &q);
+	cq = fx_conn_default(q.qpn);
+	cq.rnr_retry = 7;
+	fx_qp_connect(&q, &cq);
+	/* A READ of its own memory fills the CQ's one entry. */
+	post_op(&q, 1, RN_OP_READ, &rd, 1, (uintptr_t)e->rb.buf, e->rb.rkey);
+	run(e, &q);
+	/* No receive: the SEND waits out an RNR NAK. */
+	post_op(&q, 2, RN_OP_SEND, &ls, 1, 0, 0);
+	run(e, &q);
+	assert_true(rn_timer_armed(&q.dq->wait_timer));
+	fx_post_recv(&q, 3, &rs, 1);
+	rn_engine_pass(&e->fx->dev, q.dq->wait_timer.when);
+	assert_int_equal(fx_qp_state(&q), IBV_QPS_ERR);
+	assert_event(e->fx, IBV_EVENT_CQ_ERR, &one);
+	assert_int_equal(q.ctrl->sq_wr_cons, 2);
+	assert_int_equal(q.ctrl->sq_cons, q.sq_prod);
+	assert_int_equal(q.ctrl->rq_wr_cons, 1);
+	assert_true(fx_poll(&one, &c));
+	assert_int_equal(c.wr_id, 1);
+	assert_false(fx_poll(&one, &c));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_connected, teardown)
 #define U(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
@@ -718,6 +757,7 @@ int main(void)
 		U(test_cq_overrun),
 		U(test_batch_cq_overrun),
 		U(test_batch_recv_cq_overrun),
+		U(test_self_recv_cq_overrun),
 	};
 
 	rn_log_init(true, false);
