@@ -514,3 +514,26 @@ bool fx_wire_run(struct fx_qp *qp, unsigned int budget)
 	rn_engine_doorbell(qp->dq);
 	return qp->dq->transport->run(qp->dq, rn_now_ns(), budget);
 }
+
+void fx_assert_event(struct fx *fx, uint32_t want, const void *element)
+{
+	uint64_t el;
+	uint32_t type;
+
+	assert_true(fx_event(fx, &type, &el));
+	assert_int_equal(type, want);
+	assert_int_equal(el, (uintptr_t)element);
+}
+
+void fx_assert_no_event(struct fx *fx)
+{
+	uint64_t el;
+	uint32_t type;
+
+	assert_false(fx_event(fx, &type, &el));
+}
+
+uint64_t fx_counter(struct fx *fx, enum rn_counter c)
+{
+	return fx->dev.port.counters[c];
+}

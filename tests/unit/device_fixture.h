@@ -150,6 +150,11 @@ void fx_post_recv(struct fx_qp *qp, uint64_t wr_id, const struct rn_sge *sge,
 bool fx_pass(struct fx *fx);
 /* The next async event; false if none is waiting. */
 bool fx_event(struct fx *fx, uint32_t *type, uint64_t *element);
+/* The next async event is of this type, for this object (its user handle). */
+void fx_assert_event(struct fx *fx, uint32_t want, const void *element);
+void fx_assert_no_event(struct fx *fx);
+/* The port's counter c. */
+uint64_t fx_counter(struct fx *fx, enum rn_counter c);
 
 /* ---- the wire ------------------------------------------------------------- */
 

@@ -105,24 +105,6 @@ static void poll_n(struct fx_cq *cq, struct rn_cqe *out, unsigned int n)
 	assert_false(fx_poll(cq, &c));
 }
 
-static void assert_no_event(struct fx *fx)
-{
-	uint64_t element;
-	uint32_t type;
-
-	assert_false(fx_event(fx, &type, &element));
-}
-
-static void assert_event(struct fx *fx, uint32_t want, const void *element)
-{
-	uint64_t el;
-	uint32_t type;
-
-	assert_true(fx_event(fx, &type, &el));
-	assert_int_equal(type, want);
-	assert_int_equal(el, (uintptr_t)element);
-}
-
 /* ---- scheduling and budgets ---------------------------------------------------- */
 
 /*
@@ -256,7 +238,7 @@ static void test_stale_doorbell(void **state)
 	assert_int_equal(fx_qp_state(&e->a), IBV_QPS_RTS);
 	assert_false(e->a.dq->active);
 	poll_n(&e->cq, NULL, 0);
-	assert_no_event(e->fx);
+	fx_assert_no_event(e->fx);
 
 	/* The QP still works. */
 	post_write(&e->a, 3, &e->src, 16, &e->dst, 16, 8);
@@ -281,8 +263,8 @@ static void test_bad_doorbell_index(void **state)
 	fx_ring_record(&e->a, RN_DB_RECORD(e->b.handle, e->a.sq_prod));
 	fx_pass(e->fx);
 	assert_int_equal(fx_qp_state(&e->a), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->a);
-	assert_no_event(e->fx);
+	fx_assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->a);
+	fx_assert_no_event(e->fx);
 	poll_n(&e->cq, NULL, 0);
 	assert_int_equal(e->dst.buf[0], 0);
 	/* The peer is not concerned. */
@@ -307,7 +289,7 @@ static void test_bad_doorbell_beyond_ring(void **state)
 	fx_ring_record(&e->a, RN_DB_RECORD(e->a.handle, e->a.sq_slots + 1));
 	fx_pass(e->fx);
 	assert_int_equal(fx_qp_state(&e->a), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->a);
+	fx_assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->a);
 	assert_int_equal(e->a.ctrl->stale, 0);
 	poll_n(&e->cq, NULL, 0);
 }
@@ -349,7 +331,7 @@ static void test_malformed_opcode(void **state)
 	assert_int_equal(c.wr_id, 1);
 	assert_int_equal(c.status, IBV_WC_SUCCESS);
 	assert_int_equal(fx_qp_state(&e->a), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->a);
+	fx_assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->a);
 	assert_int_equal(e->a.ctrl->sq_wr_cons, 1);
 	assert_memory_equal(e->dst.buf, e->src.buf, 8);
 	assert_int_equal(e->dst.buf[8], 0);
@@ -372,7 +354,7 @@ static void test_too_many_sges(void **state)
 	fx_pass(e->fx);
 	poll_n(&e->cq, NULL, 0);
 	assert_int_equal(fx_qp_state(&e->a), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->a);
+	fx_assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->a);
 	assert_int_equal(e->dst.buf[0], 0);
 }
 
@@ -425,7 +407,7 @@ static void test_bad_lkey(void **state)
 	assert_int_equal(c[1].wr_id, 2);
 	assert_int_equal(c[1].status, IBV_WC_WR_FLUSH_ERR);
 	assert_int_equal(fx_qp_state(&e->a), IBV_QPS_ERR);
-	assert_no_event(e->fx);
+	fx_assert_no_event(e->fx);
 	assert_int_equal(e->dst.buf[0], 0);
 	assert_int_equal(fx_qp_state(&e->b), IBV_QPS_RTS);
 }
@@ -510,8 +492,8 @@ static void test_recv_malformed(void **state)
 	assert_int_equal(c.status, IBV_WC_REM_OP_ERR);
 	assert_int_equal(fx_qp_state(&e->a), IBV_QPS_ERR);
 	assert_int_equal(fx_qp_state(&e->b), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->b);
-	assert_no_event(e->fx);
+	fx_assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->b);
+	fx_assert_no_event(e->fx);
 	assert_int_equal(e->dst.buf[0], 0);
 }
 
@@ -530,7 +512,7 @@ static void test_recv_prod_beyond_ring(void **state)
 	poll_n(&e->cq, &c, 1);
 	assert_int_equal(c.status, IBV_WC_REM_OP_ERR);
 	assert_int_equal(fx_qp_state(&e->b), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->b);
+	fx_assert_event(e->fx, IBV_EVENT_QP_FATAL, &e->b);
 }
 
 /* A QP put in ERR flushes its receive WQEs, in order. */

@@ -95,29 +95,6 @@ static void assert_no_cqe(struct fx_cq *cq)
 	assert_false(fx_poll(cq, &c));
 }
 
-static void assert_event(struct fx *fx, uint32_t want, const void *element)
-{
-	uint64_t el;
-	uint32_t type;
-
-	assert_true(fx_event(fx, &type, &el));
-	assert_int_equal(type, want);
-	assert_int_equal(el, (uintptr_t)element);
-}
-
-static void assert_no_event(struct fx *fx)
-{
-	uint64_t el;
-	uint32_t type;
-
-	assert_false(fx_event(fx, &type, &el));
-}
-
-static uint64_t counter(struct env *e, enum rn_counter c)
-{
-	return e->fx->dev.port.counters[c];
-}
-
 static void post_op(struct fx_qp *qp, uint64_t wr_id, uint8_t opcode,
 		    const struct rn_sge *sge, unsigned int n, uint64_t raddr,
 		    uint32_t rkey)
@@ -373,8 +350,8 @@ static void test_write_bad_rkey(void **state)
 	assert_no_cqe(&e->cqa);
 	assert_int_equal(fx_qp_state(&e->a), IBV_QPS_ERR);
 	assert_int_equal(fx_qp_state(&e->b), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_QP_ACCESS_ERR, &e->b);
-	assert_no_event(e->fx);
+	fx_assert_event(e->fx, IBV_EVENT_QP_ACCESS_ERR, &e->b);
+	fx_assert_no_event(e->fx);
 	assert_int_equal(e->rb.buf[0], 0);
 }
 
@@ -393,7 +370,7 @@ static void test_read_without_right(void **state)
 	c = one_cqe(&e->cqa);
 	assert_int_equal(c.status, IBV_WC_REM_ACCESS_ERR);
 	assert_int_equal(c.opcode, IBV_WC_RDMA_READ);
-	assert_event(e->fx, IBV_EVENT_QP_ACCESS_ERR, &e->b);
+	fx_assert_event(e->fx, IBV_EVENT_QP_ACCESS_ERR, &e->b);
 	assert_int_equal(e->la.buf[0], 0);
 	assert_int_equal(e->la.buf[1], 13);
 }
@@ -412,7 +389,7 @@ static void test_write_qp_denies(void **state)
 	run(e, &e->a);
 	c = one_cqe(&e->cqa);
 	assert_int_equal(c.status, IBV_WC_REM_ACCESS_ERR);
-	assert_event(e->fx, IBV_EVENT_QP_ACCESS_ERR, &e->b);
+	fx_assert_event(e->fx, IBV_EVENT_QP_ACCESS_ERR, &e->b);
 	assert_int_equal(e->rb.buf[0], 0);
 }
 
@@ -429,7 +406,7 @@ static void test_atomic_misaligned(void **state)
 	c = one_cqe(&e->cqa);
 	assert_int_equal(c.status, IBV_WC_REM_INV_REQ_ERR);
 	assert_int_equal(fx_qp_state(&e->b), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_QP_REQ_ERR, &e->b);
+	fx_assert_event(e->fx, IBV_EVENT_QP_REQ_ERR, &e->b);
 	assert_int_equal(*u64_at(&e->rb, 0), 0);
 }
 
@@ -458,7 +435,7 @@ static void test_recv_too_small(void **state)
 	assert_int_equal(c.byte_len, 0);
 	assert_int_equal(fx_qp_state(&e->a), IBV_QPS_ERR);
 	assert_int_equal(fx_qp_state(&e->b), IBV_QPS_ERR);
-	assert_no_event(e->fx);
+	fx_assert_no_event(e->fx);
 	assert_int_equal(e->rb.buf[0], 0);
 }
 
@@ -483,9 +460,9 @@ static void test_rnr_retry_exceeded(void **state)
 	/* The responder has done nothing wrong. */
 	assert_int_equal(fx_qp_state(&e->b), IBV_QPS_RTS);
 	assert_no_cqe(&e->cqb);
-	assert_no_event(e->fx);
-	assert_int_equal(counter(e, RN_CNT_RCVD_RNR), 1);
-	assert_int_equal(counter(e, RN_CNT_RNR_RETRY_EXC), 1);
+	fx_assert_no_event(e->fx);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RCVD_RNR), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RNR_RETRY_EXC), 1);
 	assert_int_equal(e->a.ctrl->rnr_naks, 1);
 }
 
@@ -522,8 +499,8 @@ static void test_rnr_wait_then_receive(void **state)
 	c = one_cqe(&e->cqb);
 	assert_int_equal(c.byte_len, 10);
 	assert_memory_equal(e->rb.buf, e->la.buf, 10);
-	assert_int_equal(counter(e, RN_CNT_RCVD_RNR), 1);
-	assert_int_equal(counter(e, RN_CNT_RNR_RETRY_EXC), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RCVD_RNR), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RNR_RETRY_EXC), 0);
 }
 
 /*
@@ -543,9 +520,9 @@ static void test_unanswered_retry_exceeded(void **state)
 	run(e, &e->a);
 	c = one_cqe(&e->cqa);
 	assert_int_equal(c.status, IBV_WC_RETRY_EXC_ERR);
-	assert_int_equal(counter(e, RN_CNT_ACK_TIMEOUT), 1);
-	assert_int_equal(counter(e, RN_CNT_RETRY_EXC), 1);
-	assert_int_equal(counter(e, RN_CNT_RETRIES), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_ACK_TIMEOUT), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRY_EXC), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 0);
 	assert_int_equal(e->rb.buf[0], 0);
 }
 
@@ -565,15 +542,15 @@ static void test_unanswered_then_connected(void **state)
 	rn_engine_pass(&e->fx->dev, t0);
 	assert_no_cqe(&e->cqa);
 	assert_int_equal(e->a.dq->wait_timer.when, t0 + rn_ack_timeout_ns(14));
-	assert_int_equal(counter(e, RN_CNT_RETRIES), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 1);
 
 	fx_qp_connect(&e->b, &cb);
 	rn_engine_pass(&e->fx->dev, e->a.dq->wait_timer.when);
 	c = one_cqe(&e->cqa);
 	assert_int_equal(c.status, IBV_WC_SUCCESS);
 	assert_memory_equal(e->rb.buf, e->la.buf, 10);
-	assert_int_equal(counter(e, RN_CNT_ACK_TIMEOUT), 1);
-	assert_int_equal(counter(e, RN_CNT_RETRY_EXC), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_ACK_TIMEOUT), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRY_EXC), 0);
 }
 
 /* ---- CQ overrun in a batch ---------------------------------------------------------- */
@@ -601,7 +578,7 @@ static void test_cq_overrun(void **state)
 		post_op(&q, i, RN_OP_READ, &ls, 1, (uintptr_t)e->rb.buf, e->rb.rkey);
 	run(e, &q);
 	assert_int_equal(fx_qp_state(&q), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
+	fx_assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
 	assert_int_equal(small.ctrl->overrun, 1);
 	assert_true(fx_poll(&small, &c));
 	assert_true(fx_poll(&small, &c));
@@ -637,7 +614,7 @@ static void test_batch_cq_overrun(void **state)
 			e->rb.rkey);
 	run(e, &q);
 	assert_int_equal(fx_qp_state(&q), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
+	fx_assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
 	assert_int_equal(q.ctrl->sq_wr_cons, 4);
 	assert_int_equal(q.ctrl->sq_cons, q.sq_prod);
 }
@@ -674,7 +651,7 @@ static void test_batch_recv_cq_overrun(void **state)
 	}
 	run(e, &e->a);
 	assert_int_equal(fx_qp_state(&r), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
+	fx_assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
 	assert_int_equal(r.ctrl->rq_wr_cons, 4);
 	assert_int_equal(r.ctrl->rq_cons, r.rq_prod);
 	assert_true(fx_poll(&small, &c));
@@ -722,7 +699,7 @@ static void test_self_recv_cq_overrun(void **state)
 	fx_post_recv(&q, 3, &rs, 1);
 	rn_engine_pass(&e->fx->dev, q.dq->wait_timer.when);
 	assert_int_equal(fx_qp_state(&q), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_CQ_ERR, &one);
+	fx_assert_event(e->fx, IBV_EVENT_CQ_ERR, &one);
 	assert_int_equal(q.ctrl->sq_wr_cons, 2);
 	assert_int_equal(q.ctrl->sq_cons, q.sq_prod);
 	assert_int_equal(q.ctrl->rq_wr_cons, 1);

@@ -106,11 +106,6 @@ static int teardown(void **state)
 
 /* ---- helpers ------------------------------------------------------------------ */
 
-static uint64_t counter(struct env *e, enum rn_counter c)
-{
-	return e->fx->dev.port.counters[c];
-}
-
 static unsigned int take(struct env *e)
 {
 	return fx_wire_take(e->fx, pk, RN_WIRE_TX_BATCH);
@@ -181,24 +176,6 @@ static void assert_no_cqe(struct env *e)
 	assert_false(fx_poll(&e->cq, &c));
 }
 
-static void assert_event(struct fx *fx, uint32_t want, const void *element)
-{
-	uint64_t el;
-	uint32_t type;
-
-	assert_true(fx_event(fx, &type, &el));
-	assert_int_equal(type, want);
-	assert_int_equal(el, (uintptr_t)element);
-}
-
-static void assert_no_event(struct fx *fx)
-{
-	uint64_t el;
-	uint32_t type;
-
-	assert_false(fx_event(fx, &type, &el));
-}
-
 static void post_op(struct fx_qp *qp, uint64_t wr_id, uint8_t opcode,
 		    const struct rn_sge *sge, uint64_t raddr, uint32_t rkey)
 {
@@ -258,7 +235,7 @@ static void test_write_segmented(void **state)
 	assert_int_equal(pk[0].p.reth.va, PEER_VA);
 	assert_int_equal(pk[0].p.reth.rkey, PEER_RKEY);
 	assert_int_equal(pk[0].p.reth.len, 1000);
-	assert_int_equal(counter(e, RN_CNT_SENT_PKTS), 4);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_SENT_PKTS), 4);
 	/* The retransmit timer runs; nothing completes before the ACK. */
 	assert_true(rn_timer_armed(&e->w.dq->wire->retrans_timer));
 	assert_int_equal(send_some(e), 0);
@@ -274,7 +251,7 @@ static void test_write_segmented(void **state)
 	assert_int_equal(c.status, IBV_WC_SUCCESS);
 	assert_int_equal(c.opcode, IBV_WC_RDMA_WRITE);
 	assert_int_equal(c.byte_len, 1000);
-	assert_int_equal(counter(e, RN_CNT_REQ_COMPLETED), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_REQ_COMPLETED), 1);
 	assert_false(rn_timer_armed(&e->w.dq->wire->retrans_timer));
 	assert_int_equal(e->w.ctrl->sq_wr_cons, 1);
 }
@@ -304,7 +281,7 @@ static void test_coalesced_ack(void **state)
 	assert_no_cqe(e);
 	/* An ACK for a PSN never sent is counted and ignored. */
 	ack(e, SQ_PSN + 10);
-	assert_int_equal(counter(e, RN_CNT_RX_UNEXPECTED), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RX_UNEXPECTED), 1);
 }
 
 /*
@@ -327,8 +304,8 @@ static void test_sequence_nak(void **state)
 	assert_int_equal(c.wr_id, 0);
 	assert_int_equal(c.status, IBV_WC_SUCCESS);
 	assert_no_cqe(e);
-	assert_int_equal(counter(e, RN_CNT_RCVD_SEQ), 1);
-	assert_int_equal(counter(e, RN_CNT_RETRIES), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RCVD_SEQ), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 1);
 	assert_int_equal(e->w.ctrl->seq_naks, 1);
 
 	assert_int_equal(send_some(e), 2);
@@ -356,7 +333,7 @@ static void test_rnr_nak_timer(void **state)
 	post_op(&e->w, 1, RN_OP_SEND, &ls, 0, 0);
 	assert_int_equal(send_some(e), 1);
 	aeth(e, rn_pkt_aeth_rnr_nak(5), SQ_PSN);
-	assert_int_equal(counter(e, RN_CNT_RCVD_RNR), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RCVD_RNR), 1);
 	assert_int_equal(e->w.ctrl->rnr_naks, 1);
 	assert_true(wq->rnr_wait);
 	assert_true(rn_timer_armed(&wq->rnr_timer));
@@ -373,7 +350,7 @@ static void test_rnr_nak_timer(void **state)
 	assert_pkt(&pk[0], RN_PKT_OP_SEND_ONLY, SQ_PSN, 50);
 	ack(e, SQ_PSN);
 	assert_int_equal(cqe(e).status, IBV_WC_SUCCESS);
-	assert_int_equal(counter(e, RN_CNT_RNR_RETRY_EXC), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RNR_RETRY_EXC), 0);
 }
 
 /* rnr_retry 0: the first RNR NAK fails the WQE. */
@@ -396,8 +373,8 @@ static void test_rnr_retry_exceeded(void **state)
 	assert_int_equal(c.wr_id, 2);
 	assert_int_equal(c.status, IBV_WC_WR_FLUSH_ERR);
 	assert_int_equal(fx_qp_state(&e->w), IBV_QPS_ERR);
-	assert_int_equal(counter(e, RN_CNT_RNR_RETRY_EXC), 1);
-	assert_no_event(e->fx);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RNR_RETRY_EXC), 1);
+	fx_assert_no_event(e->fx);
 }
 
 /*
@@ -426,10 +403,10 @@ static void refused(void **state, enum rn_pkt_nak code,
 	assert_int_equal(c.status, IBV_WC_WR_FLUSH_ERR);
 	assert_no_cqe(e);
 	assert_int_equal(fx_qp_state(&e->w), IBV_QPS_ERR);
-	assert_int_equal(counter(e, cnt), 1);
+	assert_int_equal(fx_counter(e->fx, cnt), 1);
 	assert_int_equal(e->w.ctrl->remote_naks, 1);
-	assert_int_equal(counter(e, RN_CNT_RETRIES), 0);
-	assert_no_event(e->fx);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 0);
+	fx_assert_no_event(e->fx);
 	assert_int_equal(send_some(e), 0);
 }
 
@@ -493,8 +470,8 @@ static void test_read_response_lost(void **state)
 	read_response(e, RN_PKT_OP_READ_RESP_LAST, SQ_PSN + 3, remote + 3 * MTU,
 		      1000 - 3 * MTU);
 	assert_no_cqe(e);
-	assert_int_equal(counter(e, RN_CNT_IMPLIED_NAK), 1);
-	assert_int_equal(counter(e, RN_CNT_RETRIES), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_IMPLIED_NAK), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 1);
 	assert_int_equal(e->w.ctrl->seq_naks, 1);
 
 	assert_int_equal(send_some(e), 1);
@@ -511,10 +488,10 @@ static void test_read_response_lost(void **state)
 	assert_int_equal(c.opcode, IBV_WC_RDMA_READ);
 	assert_int_equal(c.byte_len, 1000);
 	assert_memory_equal(e->la.buf + 8192, remote, 1000);
-	assert_int_equal(counter(e, RN_CNT_REQ_COMPLETED), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_REQ_COMPLETED), 1);
 	/* A response for nothing outstanding now. */
 	read_response(e, RN_PKT_OP_READ_RESP_ONLY, SQ_PSN + 4, remote, 8);
-	assert_int_equal(counter(e, RN_CNT_RX_UNEXPECTED), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RX_UNEXPECTED), 1);
 }
 
 /* A response of the wrong length is not taken (counted, the READ waits). */
@@ -528,7 +505,7 @@ static void test_read_response_wrong_length(void **state)
 	assert_int_equal(send_some(e), 1);
 	read_response(e, RN_PKT_OP_READ_RESP_ONLY, SQ_PSN, remote, 96);
 	assert_no_cqe(e);
-	assert_int_equal(counter(e, RN_CNT_RX_UNEXPECTED), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RX_UNEXPECTED), 1);
 	read_response(e, RN_PKT_OP_READ_RESP_ONLY, SQ_PSN, remote, 100);
 	assert_int_equal(cqe(e).status, IBV_WC_SUCCESS);
 	assert_memory_equal(e->la.buf, remote, 100);
@@ -587,8 +564,8 @@ static void test_ack_timeout(void **state)
 	assert_int_equal(wq->una, SQ_PSN + 1);
 
 	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when));
-	assert_int_equal(counter(e, RN_CNT_ACK_TIMEOUT), 1);
-	assert_int_equal(counter(e, RN_CNT_RETRIES), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_ACK_TIMEOUT), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 1);
 	assert_int_equal(e->w.ctrl->ack_timeouts, 1);
 	assert_int_equal(send_some(e), 2);
 	assert_pkt(&pk[0], RN_PKT_OP_WRITE_MIDDLE, SQ_PSN + 1, MTU);
@@ -599,7 +576,7 @@ static void test_ack_timeout(void **state)
 	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when));
 	c = cqe(e);
 	assert_int_equal(c.status, IBV_WC_RETRY_EXC_ERR);
-	assert_int_equal(counter(e, RN_CNT_RETRY_EXC), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRY_EXC), 1);
 	assert_int_equal(fx_qp_state(&e->w), IBV_QPS_ERR);
 }
 
@@ -650,7 +627,7 @@ static void test_read_in_parts(void **state)
 			      SQ_PSN + i, remote + i * MTU, i == 299 ? 200 : MTU);
 	assert_int_equal(cqe(e).byte_len, len);
 	assert_memory_equal(big.buf, remote, len);
-	assert_int_equal(counter(e, RN_CNT_RX_UNEXPECTED), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RX_UNEXPECTED), 0);
 	free(remote);
 }
 
@@ -704,12 +681,12 @@ static void test_sqd_drained(void **state)
 	post_op(&e->w, 1, RN_OP_WRITE, &ls, PEER_VA, PEER_RKEY);
 	assert_int_equal(send_some(e), 1);
 	assert_int_equal(rn_qp_modify(e->fx->client, &req), 0);
-	assert_no_event(e->fx);
+	fx_assert_no_event(e->fx);
 	post_op(&e->w, 2, RN_OP_WRITE, &ls, PEER_VA, PEER_RKEY);
 	assert_int_equal(send_some(e), 0);
 	ack(e, SQ_PSN);
 	assert_int_equal(cqe(e).wr_id, 1);
-	assert_event(e->fx, IBV_EVENT_SQ_DRAINED, &e->w);
+	fx_assert_event(e->fx, IBV_EVENT_SQ_DRAINED, &e->w);
 	assert_int_equal(send_some(e), 0);
 
 	req.attr_mask = IBV_QP_STATE;
@@ -717,7 +694,7 @@ static void test_sqd_drained(void **state)
 	assert_int_equal(rn_qp_modify(e->fx->client, &req), 0);
 	assert_int_equal(send_some(e), 1);
 	assert_pkt(&pk[0], RN_PKT_OP_WRITE_ONLY, SQ_PSN + 1, 100);
-	assert_no_event(e->fx);
+	fx_assert_no_event(e->fx);
 }
 
 /* ---- the responder ---------------------------------------------------------------- */
@@ -775,8 +752,8 @@ static void test_resp_send_write(void **state)
 	assert_aeth(&pk[0], rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT), RQ_PSN + 2);
 	assert_int_equal(pk[0].p.aeth.msn, 2);
 	assert_int_equal(e->w.dq->wire->epsn, RQ_PSN + 3);
-	assert_int_equal(counter(e, RN_CNT_DUP_REQ), 0);
-	assert_int_equal(counter(e, RN_CNT_OOS_REQ), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_DUP_REQ), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_OOS_REQ), 0);
 }
 
 /* Duplicates are ACKed again and never executed again. */
@@ -809,7 +786,7 @@ static void test_resp_duplicate(void **state)
 	fx_wire_deliver(&e->w, &write);
 	assert_int_equal(take(e), 1);
 	assert_aeth(&pk[0], rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT), RQ_PSN + 1);
-	assert_int_equal(counter(e, RN_CNT_DUP_REQ), 2);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_DUP_REQ), 2);
 	assert_int_equal(e->w.ctrl->duplicate_requests, 2);
 	assert_no_cqe(e);
 	assert_int_equal(e->w.ctrl->rq_wr_cons, 1);
@@ -838,7 +815,7 @@ static void test_resp_out_of_sequence(void **state)
 	p.psn = RQ_PSN + 3;
 	fx_wire_deliver(&e->w, &p);
 	assert_int_equal(take(e), 0);
-	assert_int_equal(counter(e, RN_CNT_OOS_REQ), 2);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_OOS_REQ), 2);
 	assert_int_equal(e->w.ctrl->out_of_seq_requests, 2);
 	assert_no_cqe(e);
 	assert_int_equal(e->w.ctrl->rq_wr_cons, 0);
@@ -874,7 +851,7 @@ static void test_resp_missing_middle(void **state)
 	assert_int_equal(take(e), 1);
 	assert_aeth(&pk[0], rn_pkt_aeth_nak(RN_PKT_NAK_PSN_SEQ), RQ_PSN + 1);
 	assert_no_cqe(e);
-	assert_int_equal(counter(e, RN_CNT_OOS_REQ), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_OOS_REQ), 1);
 
 	fx_wire_recv(&e->w, &middle);
 	fx_wire_recv(&e->w, &last);
@@ -902,7 +879,7 @@ static void test_resp_rnr(void **state)
 	fx_wire_deliver(&e->w, &p);
 	assert_int_equal(take(e), 1);
 	assert_aeth(&pk[0], rn_pkt_aeth_rnr_nak(e->conn.min_rnr_timer), RQ_PSN);
-	assert_int_equal(counter(e, RN_CNT_SEND_RNR), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_SEND_RNR), 1);
 	assert_int_equal(e->w.ctrl->naks_sent, 1);
 	assert_int_equal(e->w.dq->wire->epsn, RQ_PSN);
 	assert_int_equal(fx_qp_state(&e->w), IBV_QPS_RTS);
@@ -950,7 +927,7 @@ static void test_resp_read_stream(void **state)
 	p.psn = RQ_PSN + 2;
 	p.reth = (struct rn_pkt_reth){ va + 2 * MTU, e->rb.rkey, 1000 - 2 * MTU };
 	fx_wire_deliver(&e->w, &p);
-	assert_int_equal(counter(e, RN_CNT_DUP_REQ), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_DUP_REQ), 1);
 	assert_int_equal(replies(e), 2);
 	assert_pkt(&pk[0], RN_PKT_OP_READ_RESP_MIDDLE, RQ_PSN + 2, MTU);
 	assert_memory_equal(pk[0].p.payload, e->la.buf + 2 * MTU, MTU);
@@ -983,7 +960,7 @@ static void test_resp_atomic(void **state)
 	assert_int_equal(pk[0].p.atomic_ack, 77);
 	memcpy(&v, e->rb.buf + 8, 8);
 	assert_int_equal(v, 99);
-	assert_int_equal(counter(e, RN_CNT_DUP_REQ), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_DUP_REQ), 1);
 }
 
 /* A WRITE to an rkey that names nothing: NAK remote access, QP fatal. */
@@ -998,14 +975,14 @@ static void test_resp_write_bad_rkey(void **state)
 	assert_int_equal(take(e), 1);
 	assert_aeth(&pk[0], rn_pkt_aeth_nak(RN_PKT_NAK_REM_ACCESS), RQ_PSN);
 	assert_int_equal(fx_qp_state(&e->w), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_QP_ACCESS_ERR, &e->w);
-	assert_int_equal(counter(e, RN_CNT_NAK_SENT), 1);
+	fx_assert_event(e->fx, IBV_EVENT_QP_ACCESS_ERR, &e->w);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_NAK_SENT), 1);
 	assert_int_equal(e->rb.buf[0], 0);
 	/* In ERR, what comes is dropped and counted. */
 	p.psn = RQ_PSN + 1;
 	fx_wire_deliver(&e->w, &p);
 	assert_int_equal(take(e), 0);
-	assert_int_equal(counter(e, RN_CNT_NO_QP), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_NO_QP), 1);
 }
 
 /*
@@ -1027,9 +1004,9 @@ static void test_resp_recv_too_small(void **state)
 	assert_int_equal(c.status, IBV_WC_LOC_LEN_ERR);
 	assert_int_equal(take(e), 1);
 	assert_aeth(&pk[0], rn_pkt_aeth_nak(RN_PKT_NAK_INV_REQ), RQ_PSN);
-	assert_int_equal(counter(e, RN_CNT_RX_LENGTH_ERRORS), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RX_LENGTH_ERRORS), 1);
 	assert_int_equal(fx_qp_state(&e->w), IBV_QPS_ERR);
-	assert_no_event(e->fx);
+	fx_assert_no_event(e->fx);
 }
 
 /*
@@ -1056,7 +1033,7 @@ static void test_resp_broken_sequence(void **state)
 	assert_int_equal(take(e), 1);
 	assert_aeth(&pk[0], rn_pkt_aeth_nak(RN_PKT_NAK_INV_REQ), RQ_PSN + 1);
 	assert_int_equal(fx_qp_state(&e->w), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_QP_REQ_ERR, &e->w);
+	fx_assert_event(e->fx, IBV_EVENT_QP_REQ_ERR, &e->w);
 	assert_int_equal(e->rb.buf[2048], 0);
 }
 
@@ -1142,7 +1119,7 @@ static void loopback(void **state, int drop)
 	assert_memory_equal(e->la.buf + 8192, e->rb.buf + 6000, 2000);
 	assert_int_equal(fx_qp_state(&x), IBV_QPS_RTS);
 	assert_int_equal(fx_qp_state(&y), IBV_QPS_RTS);
-	assert_int_equal(counter(e, RN_CNT_REQ_COMPLETED), 3);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_REQ_COMPLETED), 3);
 }
 
 static void test_loopback(void **state)
@@ -1150,8 +1127,8 @@ static void test_loopback(void **state)
 	struct env *e = *state;
 
 	loopback(state, -1);
-	assert_int_equal(counter(e, RN_CNT_RETRIES), 0);
-	assert_int_equal(counter(e, RN_CNT_OOS_REQ), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_OOS_REQ), 0);
 }
 
 /*
@@ -1163,10 +1140,10 @@ static void test_loopback_write_packet_lost(void **state)
 	struct env *e = *state;
 
 	loopback(state, 1);
-	assert_int_equal(counter(e, RN_CNT_OOS_REQ), 14);
-	assert_int_equal(counter(e, RN_CNT_NAK_SENT), 0);
-	assert_int_equal(counter(e, RN_CNT_RCVD_SEQ), 1);
-	assert_int_equal(counter(e, RN_CNT_RETRIES), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_OOS_REQ), 14);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_NAK_SENT), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RCVD_SEQ), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 1);
 }
 
 /*
@@ -1179,9 +1156,9 @@ static void test_loopback_read_response_lost(void **state)
 	struct env *e = *state;
 
 	loopback(state, 16 + 3);
-	assert_int_equal(counter(e, RN_CNT_IMPLIED_NAK), 1);
-	assert_int_equal(counter(e, RN_CNT_RETRIES), 1);
-	assert_int_equal(counter(e, RN_CNT_DUP_REQ), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_IMPLIED_NAK), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 1);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_DUP_REQ), 1);
 }
 
 /* ---- CQ overrun at the completer ---------------------------------------------------- */
@@ -1224,13 +1201,13 @@ static void test_completer_cq_overrun(void **state)
 		fx_wire_deliver(&q, &p);
 	}
 	assert_int_equal(fx_qp_state(&q), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
+	fx_assert_event(e->fx, IBV_EVENT_CQ_ERR, &small);
 	assert_false(q.dq->active);
 	assert_false(rn_timer_armed(&wq->retrans_timer));
 	for (i = 0; i < 10 && rn_timer_armed(&wq->retrans_timer); i++)
 		rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when);
-	assert_int_equal(counter(e, RN_CNT_ACK_TIMEOUT), 0);
-	assert_int_equal(counter(e, RN_CNT_RETRIES), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_ACK_TIMEOUT), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 0);
 }
 
 /*
@@ -1245,8 +1222,8 @@ static void assert_overran(struct env *e, uint32_t n)
 	struct rn_cqe c;
 
 	assert_int_equal(fx_qp_state(&e->w), IBV_QPS_ERR);
-	assert_event(e->fx, IBV_EVENT_CQ_ERR, &e->cq);
-	assert_no_event(e->fx);
+	fx_assert_event(e->fx, IBV_EVENT_CQ_ERR, &e->cq);
+	fx_assert_no_event(e->fx);
 	c = cqe(e);
 	assert_int_equal(c.wr_id, 0);
 	assert_int_equal(c.status, IBV_WC_SUCCESS);
@@ -1257,8 +1234,8 @@ static void assert_overran(struct env *e, uint32_t n)
 	assert_false(rn_timer_armed(&wq->retrans_timer));
 	assert_false(rn_timer_armed(&wq->rnr_timer));
 	assert_false(wq->rnr_wait);
-	assert_int_equal(counter(e, RN_CNT_RETRIES), 0);
-	assert_int_equal(counter(e, RN_CNT_RX_UNEXPECTED), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RX_UNEXPECTED), 0);
 	assert_int_equal(send_some(e), 0);
 }
 
@@ -1354,7 +1331,7 @@ static void test_nak_implied_ack_cq_overrun(void **state)
 	sends_then_read(e);
 	aeth(e, rn_pkt_aeth_nak(RN_PKT_NAK_PSN_SEQ), SQ_PSN + 2);
 	assert_overran(e, 3);
-	assert_int_equal(counter(e, RN_CNT_RCVD_SEQ), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RCVD_SEQ), 0);
 }
 
 static void test_rnr_nak_implied_ack_cq_overrun(void **state)
@@ -1364,7 +1341,7 @@ static void test_rnr_nak_implied_ack_cq_overrun(void **state)
 	sends_then_read(e);
 	aeth(e, rn_pkt_aeth_rnr_nak(5), SQ_PSN + 2);
 	assert_overran(e, 3);
-	assert_int_equal(counter(e, RN_CNT_RCVD_RNR), 0);
+	assert_int_equal(fx_counter(e->fx, RN_CNT_RCVD_RNR), 0);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_connected, teardown)
