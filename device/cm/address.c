@@ -19,7 +19,6 @@
 #define EPHEMERAL_FIRST 32768
 #define EPHEMERAL_LAST 60999
 
-
 /*
  * The wildcard, as cma.c counts it: the zero address and the loopback
  * ones.  An id bound to 127.0.0.1 is on no device, listens for every

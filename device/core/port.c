@@ -77,7 +77,6 @@ enum ibv_mtu rn_port_mtu_of(uint32_t netdev_mtu)
 	return mtu;
 }
 
-
 /* The interface, its link and MTU; returns what changed (RN_PORT_*). */
 unsigned int rn_port_set_link(struct rn_device *dev, const struct rn_link *link)
 {

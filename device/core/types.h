@@ -320,7 +320,6 @@ struct rn_client {
  * userfaultfd, pidfd, address space and its channels. */
 #define RN_CLIENT_FDS (6 + RN_CLIENT_MAX_CHANNELS)
 
-
 /*
  * What daemon/netdev.c sees of the interface the port is bound to: its
  * identity, link, MTU, and its addresses (those --address allows) as GIDs.

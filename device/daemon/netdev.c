@@ -29,7 +29,6 @@
 
 #include "daemon/daemon.h"
 
-
 int rn_netdev_parse_address(const char *text, union ibv_gid *gid)
 {
 	unsigned char addr[16];

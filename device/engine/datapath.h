@@ -99,7 +99,6 @@ int rn_remote_invalidate(const struct rn_responder *resp, uint32_t rkey);
 /* ud.c */
 #define RN_GRH_LEN 40
 
-
 /* The IP header a datagram had (or would have had) on the wire. */
 struct rn_ud_ip {
 	const uint8_t *sgid; /* GIDs: IPv4-mapped for IPv4 */
@@ -110,7 +109,6 @@ struct rn_ud_ip {
 	uint16_t ip_id;
 	uint32_t udp_len; /* UDP header through ICRC */
 };
-
 
 /* Where a datagram goes at its receiver. */
 struct rn_ud_rx {

@@ -21,7 +21,6 @@
 #include "base/util.h"
 #include "engine/engine.h"
 
-
 /*
  * Is there, among the CQEs still in the ring, one written since the last
  * notification that the arm level asks for?

@@ -16,8 +16,6 @@
 #include "engine/datapath.h"
 #include "base/table.h"
 
-
-
 static uint16_t ipv4_checksum(const uint8_t *hdr)
 {
 	uint32_t sum = 0;

@@ -20,8 +20,6 @@
 #include "verbs/qp_rules.h"
 #include "wire/wire.h"
 
-
-
 static bool has_sq(uint8_t type)
 {
 	return type != IBV_QPT_XRC_RECV;

@@ -14,7 +14,6 @@
 #include "verbs/verbs.h"
 #include "base/table.h"
 
-
 static size_t srq_mem_size(uint32_t slots)
 {
 	return (RN_SRQ_RING_OFFSET + (size_t)slots * RN_SLOT_SIZE + 4095) &

@@ -17,8 +17,6 @@
 /* Started WQEs a QP may have: each takes a PSN at least. */
 #define RN_WIRE_MAX_SENDS RN_WIRE_WINDOW
 
-
-
 bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
 		     const uint8_t *dgid, struct rn_wire_peer *peer)
 {

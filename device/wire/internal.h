@@ -324,7 +324,6 @@ void rn_wire_peer_grh(struct rn_wire_peer *peer, const struct rn_ah_attr *av);
 bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
 		     const uint8_t *dgid, struct rn_wire_peer *peer);
 
-
 /* stage.c */
 /* May packet pkt for wq join the payload staged now? */
 bool rn_wire_write_joins(const struct rn_device *dev,
@@ -408,7 +407,6 @@ void rn_wire_responder_free(struct rn_wire_qp *wq);
 void rn_wire_responder_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
 void rn_wire_send_acks(struct rn_device *dev);
 bool rn_wire_reply(struct rn_device *dev, uint64_t now);
-
 
 /* datagram.c */
 void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt);

@@ -85,11 +85,7 @@ static void pick_crc(const struct rn_device *dev)
 		rn_icrc_crc_name(best), times);
 }
 
-
 /* ---- sockets --------------------------------------------------------------- */
-
-
-
 
 /*
  * A GID as a socket address, port 4791.  An IPv6 link-local address needs
