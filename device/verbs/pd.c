@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Protection domains. */
 #include <errno.h>
-
 #include <stdlib.h>
 
 #include "verbs/verbs.h"
