@@ -555,6 +555,18 @@ static void test_unanswered_then_connected(void **state)
 
 /* ---- CQ overrun in a batch ---------------------------------------------------------- */
 
+/* A QP completing into a CQ of two entries, connected to b. */
+static void small_cq_qp(struct env *e, struct fx_cq *small, struct fx_qp *q)
+{
+	struct fx_conn cq = fx_conn_default(e->b.qpn), cb = fx_conn_default(0);
+
+	fx_cq_new(e->fx, 2, small);
+	fx_qp_new(e->fx, small, small, NULL, q);
+	cb.dest_qpn = q->qpn;
+	fx_qp_connect(q, &cq);
+	fx_qp_connect(&e->b, &cb);
+}
+
 /*
  * One at a time (READs, never batched), a CQ overrun is handled: the CQ
  * is in error (CQ_ERR), the QP goes to ERR, each WQE is retired once.
@@ -564,16 +576,11 @@ static void test_cq_overrun(void **state)
 	struct env *e = *state;
 	struct fx_cq small;
 	struct fx_qp q;
-	struct fx_conn cq = fx_conn_default(e->b.qpn), cb = fx_conn_default(0);
 	struct rn_sge ls = fx_sge(&e->la, 0, 8);
 	struct rn_cqe c;
 	unsigned int i;
 
-	fx_cq_new(e->fx, 2, &small);
-	fx_qp_new(e->fx, &small, &small, NULL, &q);
-	cb.dest_qpn = q.qpn;
-	fx_qp_connect(&q, &cq);
-	fx_qp_connect(&e->b, &cb);
+	small_cq_qp(e, &small, &q);
 	for (i = 0; i < 4; i++)
 		post_op(&q, i, RN_OP_READ, &ls, 1, (uintptr_t)e->rb.buf, e->rb.rkey);
 	run(e, &q);
@@ -600,15 +607,10 @@ static void test_batch_cq_overrun(void **state)
 	struct env *e = *state;
 	struct fx_cq small;
 	struct fx_qp q;
-	struct fx_conn cq = fx_conn_default(e->b.qpn), cb = fx_conn_default(0);
 	struct rn_sge ls = fx_sge(&e->la, 0, 10);
 	unsigned int i;
 
-	fx_cq_new(e->fx, 2, &small);
-	fx_qp_new(e->fx, &small, &small, NULL, &q);
-	cb.dest_qpn = q.qpn;
-	fx_qp_connect(&q, &cq);
-	fx_qp_connect(&e->b, &cb);
+	small_cq_qp(e, &small, &q);
 	for (i = 0; i < 4; i++)
 		post_op(&q, i, RN_OP_WRITE, &ls, 1, (uintptr_t)e->rb.buf + i * 16,
 			e->rb.rkey);
