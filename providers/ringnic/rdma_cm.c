@@ -2,8 +2,8 @@
 /*
  * rdma_cm without kernel RDMA: librdmacm opens /dev/infiniband/rdma_cm,
  * checks with fstat that it is a character device, and writes one UCMA
- * command per write().  Here an open of that path is an event channel of
- * ringnicd (kernel-abi/ringnic-cm.h): the application holds one end of a
+ * command per write().  Here an open of that path (devnodes.c) is an event
+ * channel of ringnicd (kernel-abi/ringnic-cm.h): the application holds one end of a
  * socketpair, readable while events wait, and the commands written to it
  * travel over a SOCK_SEQPACKET connection to ringnicd instead.  Every other
  * open, fstat, write and close goes to libc untouched.
@@ -15,13 +15,11 @@
  * as the kernel lets other commands run while GET_EVENT sleeps.
  */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,38 +34,18 @@
 #include <rdma/rdma_user_cm.h>
 
 #include "kernel-abi/ringnic-cm.h"
+#include "shim.h"
 
-#define CM_PATH "/dev/infiniband/rdma_cm"
-
-typedef int (*open_fn)(const char *, int, ...);
-typedef int (*openat_fn)(int, const char *, int, ...);
-typedef int (*open_2_fn)(const char *, int);
-typedef int (*openat_2_fn)(int, const char *, int);
 typedef int (*fstat_fn)(int, struct stat *);
 typedef int (*fstat64_fn)(int, struct stat64 *);
 typedef ssize_t (*write_fn)(int, const void *, size_t);
 typedef int (*close_fn)(int);
 
-/*
- * libc's definition of a function we interpose, looked up at first use:
- * other libraries' constructors may call us before any of ours would run.
- */
-static void *next_fn(void *_Atomic *cache, const char *name)
-{
-	void *fn = atomic_load_explicit(cache, memory_order_relaxed);
-
-	if (!fn) {
-		fn = dlsym(RTLD_NEXT, name);
-		atomic_store_explicit(cache, fn, memory_order_relaxed);
-	}
-	return fn;
-}
-
 static void *_Atomic next_close;
 
 static int real_close(int fd)
 {
-	return ((close_fn)next_fn(&next_close, "close"))(fd);
+	return ((close_fn)rn_shim_next(&next_close, "close"))(fd);
 }
 
 struct chan {
@@ -358,7 +336,7 @@ static void choose_device(struct pick *pick)
 	free(names);
 }
 
-static int cm_open(int flags)
+int rn_shim_cm_open(int flags)
 {
 	struct pick pick = { .sock = -1, .app = -1 };
 	int cancel;
@@ -594,126 +572,11 @@ static ssize_t cm_write(int fd, const void *buf, size_t len)
 	return ret ? -1 : (ssize_t)len;
 }
 
-static bool is_cm_path(const char *path)
-{
-	return path && !strcmp(path, CM_PATH);
-}
-
-static bool needs_mode(int flags)
-{
-	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
-}
-
-int open(const char *path, int flags, ...)
-{
-	static void *_Atomic next;
-	mode_t mode = 0;
-	va_list ap;
-
-	if (is_cm_path(path))
-		return cm_open(flags);
-	if (needs_mode(flags)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return ((open_fn)next_fn(&next, "open"))(path, flags, mode);
-}
-
-int open64(const char *path, int flags, ...)
-{
-	static void *_Atomic next;
-	mode_t mode = 0;
-	va_list ap;
-
-	if (is_cm_path(path))
-		return cm_open(flags);
-	if (needs_mode(flags)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return ((open_fn)next_fn(&next, "open64"))(path, flags, mode);
-}
-
-/* CM_PATH is absolute: the directory descriptor does not matter. */
-int openat(int dirfd, const char *path, int flags, ...)
-{
-	static void *_Atomic next;
-	mode_t mode = 0;
-	va_list ap;
-
-	if (is_cm_path(path))
-		return cm_open(flags);
-	if (needs_mode(flags)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return ((openat_fn)next_fn(&next, "openat"))(dirfd, path, flags, mode);
-}
-
-int openat64(int dirfd, const char *path, int flags, ...)
-{
-	static void *_Atomic next;
-	mode_t mode = 0;
-	va_list ap;
-
-	if (is_cm_path(path))
-		return cm_open(flags);
-	if (needs_mode(flags)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return ((openat_fn)next_fn(&next, "openat64"))(dirfd, path, flags,
-						       mode);
-}
-
-/* What programs built with _FORTIFY_SOURCE call instead. */
-int __open_2(const char *path, int flags)
-{
-	static void *_Atomic next;
-
-	if (is_cm_path(path))
-		return cm_open(flags);
-	return ((open_2_fn)next_fn(&next, "__open_2"))(path, flags);
-}
-
-int __open64_2(const char *path, int flags)
-{
-	static void *_Atomic next;
-
-	if (is_cm_path(path))
-		return cm_open(flags);
-	return ((open_2_fn)next_fn(&next, "__open64_2"))(path, flags);
-}
-
-int __openat_2(int dirfd, const char *path, int flags)
-{
-	static void *_Atomic next;
-
-	if (is_cm_path(path))
-		return cm_open(flags);
-	return ((openat_2_fn)next_fn(&next, "__openat_2"))(dirfd, path,
-							   flags);
-}
-
-int __openat64_2(int dirfd, const char *path, int flags)
-{
-	static void *_Atomic next;
-
-	if (is_cm_path(path))
-		return cm_open(flags);
-	return ((openat_2_fn)next_fn(&next, "__openat64_2"))(dirfd, path,
-							     flags);
-}
-
 /* librdmacm accepts only a character device; st_rdev 0 is not checked. */
 int fstat(int fd, struct stat *st)
 {
 	static void *_Atomic next;
-	int ret = ((fstat_fn)next_fn(&next, "fstat"))(fd, st);
+	int ret = ((fstat_fn)rn_shim_next(&next, "fstat"))(fd, st);
 
 	if (!ret && chan_at(fd)) {
 		st->st_mode = S_IFCHR | 0666;
@@ -725,7 +588,7 @@ int fstat(int fd, struct stat *st)
 int fstat64(int fd, struct stat64 *st)
 {
 	static void *_Atomic next;
-	int ret = ((fstat64_fn)next_fn(&next, "fstat64"))(fd, st);
+	int ret = ((fstat64_fn)rn_shim_next(&next, "fstat64"))(fd, st);
 
 	if (!ret && chan_at(fd)) {
 		st->st_mode = S_IFCHR | 0666;
@@ -740,7 +603,7 @@ ssize_t write(int fd, const void *buf, size_t len)
 
 	if (chan_at(fd))
 		return cm_write(fd, buf, len);
-	return ((write_fn)next_fn(&next, "write"))(fd, buf, len);
+	return ((write_fn)rn_shim_next(&next, "write"))(fd, buf, len);
 }
 
 int close(int fd)

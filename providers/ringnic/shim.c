@@ -12,22 +12,36 @@
  *   ibv_get_cq_event reads) into it directly, and it works with poll,
  *   epoll and O_NONBLOCK like the kernel's.  The shim keeps one write end
  *   so that a channel with no CQ yet blocks instead of reading EOF.
- * - librdmacm writes its commands to /dev/infiniband/rdma_cm: rdma_cm.c
- *   turns each open of it into an event channel of ringnicd.
+ * - librdmacm writes its commands to /dev/infiniband/rdma_cm: devnodes.c
+ *   turns each open of it into an event channel of ringnicd (rdma_cm.c).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/netlink.h>
 #include <infiniband/verbs.h>
 
+#include "shim.h"
+
 typedef int (*socket_fn)(int, int, int);
 typedef struct ibv_comp_channel *(*create_channel_fn)(struct ibv_context *);
 typedef int (*destroy_channel_fn)(struct ibv_comp_channel *);
+
+void *rn_shim_next(void *_Atomic *cache, const char *name)
+{
+	void *fn = atomic_load_explicit(cache, memory_order_relaxed);
+
+	if (!fn) {
+		fn = dlsym(RTLD_NEXT, name);
+		atomic_store_explicit(cache, fn, memory_order_relaxed);
+	}
+	return fn;
+}
 
 /*
  * libibverbs' own definition of a function.  RTLD_NEXT finds it only when
