@@ -34,7 +34,6 @@ struct rn_daemon {
 	char sysfs_root[RN_RUNTIME_DIR_MAX + 8];
 	char ctl_path[108];
 	char lock_path[RN_RUNTIME_DIR_MAX + IBV_SYSFS_NAME_MAX + 8];
-	char dev_node[IBV_SYSFS_NAME_MAX + 32];
 	bool published;
 
 	int listen_fd;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The userspace stub: the sysfs-style tree libibverbs reads when SYSFS_PATH
- * points at RUNTIME_DIR/sys, and the /dev/infiniband node it insists on
- * opening.  The port's files (state, GIDs) are written again whenever
+ * points at RUNTIME_DIR/sys.  The /dev/infiniband node it insists on
+ * opening is the shim's business (providers/ringnic/devnodes.c): nothing
+ * is made outside the runtime dir.  The port's files (state, GIDs) are written again whenever
  * netdev.c sees the interface change.
  */
 #include <endian.h>
@@ -22,7 +23,6 @@
 
 /* The uverbs ABI version of the kernel being imitated (3..6 accepted). */
 #define RN_KERNEL_UVERBS_ABI 6
-#define RN_DEV_NODE_DIR "/dev/infiniband"
 
 static int mkdirs(const char *path)
 {
@@ -269,25 +269,6 @@ static int write_uverbs(const struct rn_device *dev)
 	return ret;
 }
 
-/*
- * The node libibverbs opens as the command fd.  Nothing is ever written to
- * it in userspace mode; /dev/full makes any attempt fail with ENOSPC.
- */
-static int make_dev_node(struct rn_device *dev)
-{
-	struct rn_daemon *d = rn_daemon_of(dev);
-	int ret = mkdirs(RN_DEV_NODE_DIR);
-
-	if (ret)
-		return ret;
-	snprintf(d->dev_node, sizeof(d->dev_node), RN_DEV_NODE_DIR "/%s",
-		 d->uverbs_name);
-	unlink(d->dev_node);
-	if (symlink("/dev/full", d->dev_node))
-		return errno;
-	return 0;
-}
-
 /* The timer that spaces the counters' updates, in either mode. */
 int rn_counters_init(struct rn_device *dev)
 {
@@ -310,8 +291,6 @@ int rn_publish(struct rn_device *dev)
 	if (!ret)
 		ret = put_file(d->sysfs_root, "class/misc/rdma_cm/abi_version",
 			       "%d", RN_CM_UCMA_ABI);
-	if (!ret)
-		ret = make_dev_node(dev);
 	if (!ret)
 		ret = write_uverbs(dev);
 	if (ret) {
@@ -345,8 +324,6 @@ void rn_unpublish(struct rn_device *dev)
 
 	uverbs_dir(dev, path, sizeof(path));
 	rm_tree(path);
-	if (d->dev_node[0])
-		unlink(d->dev_node);
 	ibdev_dir(dev, path, sizeof(path));
 	rm_tree(path);
 

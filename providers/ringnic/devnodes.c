@@ -1,29 +1,76 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The opens of /dev/infiniband, for the shim: librdmacm opens rdma_cm,
- * which is an event channel of ringnicd here (rdma_cm.c).  Every other
- * open goes to libc untouched.  libc has eight entry points that open a
- * path; a program or library may call any of them.
+ * The opens of /dev/infiniband, for the shim, so that no node has to exist
+ * there: ringnicd creates nothing outside its runtime dir, and runs as any
+ * user, in any container.
+ * - libibverbs lists a uverbs device only if stat finds its node, and
+ *   opens the node as the context's command fd.  The node of a device
+ *   that ringnicd publishes (SYSFS_PATH/class/infiniband_verbs/NAME)
+ *   stats as a character device, and opens /dev/full: nothing is ever
+ *   written to it in userspace mode, and a write would fail with ENOSPC.
+ * - librdmacm opens rdma_cm: an event channel of ringnicd (rdma_cm.c).
+ * Every other open or stat goes to libc untouched.  libc has eight entry
+ * points that open a path and, counting those of the libraries built
+ * before glibc 2.33, four that stat one; a program or library may call
+ * any of them.
  */
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "shim.h"
 
-#define CM_PATH "/dev/infiniband/rdma_cm"
+#define NODE_DIR "/dev/infiniband/"
+#define CM_PATH NODE_DIR "rdma_cm"
 
 typedef int (*open_fn)(const char *, int, ...);
 typedef int (*openat_fn)(int, const char *, int, ...);
 typedef int (*open_2_fn)(const char *, int);
 typedef int (*openat_2_fn)(int, const char *, int);
+typedef int (*stat_fn)(const char *, struct stat *);
+typedef int (*stat64_fn)(const char *, struct stat64 *);
+typedef int (*xstat_fn)(int, const char *, struct stat *);
+typedef int (*xstat64_fn)(int, const char *, struct stat64 *);
 
-static bool is_cm_path(const char *path)
+/* The node of a uverbs device that ringnicd publishes under SYSFS_PATH. */
+static bool is_uverbs_node(const char *path)
 {
-	return path && !strcmp(path, CM_PATH);
+	const char *sysfs = secure_getenv("SYSFS_PATH");
+	char ibdev[PATH_MAX];
+	const char *name;
+
+	if (!path || !sysfs || strncmp(path, NODE_DIR, strlen(NODE_DIR)))
+		return false;
+	name = path + strlen(NODE_DIR);
+	return *name && !strchr(name, '/') && strcmp(name, ".") &&
+	       strcmp(name, "..") &&
+	       (size_t)snprintf(ibdev, sizeof(ibdev),
+				"%s/class/infiniband_verbs/%s/ibdev", sysfs,
+				name) < sizeof(ibdev) &&
+	       !access(ibdev, F_OK);
+}
+
+static bool is_served(const char *path)
+{
+	return path && (!strcmp(path, CM_PATH) || is_uverbs_node(path));
+}
+
+static int serve(const char *path, int flags)
+{
+	static void *_Atomic next;
+
+	if (!strcmp(path, CM_PATH))
+		return rn_shim_cm_open(flags);
+	return ((open_fn)rn_shim_next(&next, "open"))(
+		"/dev/full", O_RDWR | (flags & O_CLOEXEC));
 }
 
 static bool needs_mode(int flags)
@@ -37,8 +84,8 @@ int open(const char *path, int flags, ...)
 	mode_t mode = 0;
 	va_list ap;
 
-	if (is_cm_path(path))
-		return rn_shim_cm_open(flags);
+	if (is_served(path))
+		return serve(path, flags);
 	if (needs_mode(flags)) {
 		va_start(ap, flags);
 		mode = va_arg(ap, mode_t);
@@ -53,8 +100,8 @@ int open64(const char *path, int flags, ...)
 	mode_t mode = 0;
 	va_list ap;
 
-	if (is_cm_path(path))
-		return rn_shim_cm_open(flags);
+	if (is_served(path))
+		return serve(path, flags);
 	if (needs_mode(flags)) {
 		va_start(ap, flags);
 		mode = va_arg(ap, mode_t);
@@ -63,15 +110,15 @@ int open64(const char *path, int flags, ...)
 	return ((open_fn)rn_shim_next(&next, "open64"))(path, flags, mode);
 }
 
-/* CM_PATH is absolute: the directory descriptor does not matter. */
+/* The paths served are absolute: the directory descriptor does not matter. */
 int openat(int dirfd, const char *path, int flags, ...)
 {
 	static void *_Atomic next;
 	mode_t mode = 0;
 	va_list ap;
 
-	if (is_cm_path(path))
-		return rn_shim_cm_open(flags);
+	if (is_served(path))
+		return serve(path, flags);
 	if (needs_mode(flags)) {
 		va_start(ap, flags);
 		mode = va_arg(ap, mode_t);
@@ -86,8 +133,8 @@ int openat64(int dirfd, const char *path, int flags, ...)
 	mode_t mode = 0;
 	va_list ap;
 
-	if (is_cm_path(path))
-		return rn_shim_cm_open(flags);
+	if (is_served(path))
+		return serve(path, flags);
 	if (needs_mode(flags)) {
 		va_start(ap, flags);
 		mode = va_arg(ap, mode_t);
@@ -102,8 +149,8 @@ int __open_2(const char *path, int flags)
 {
 	static void *_Atomic next;
 
-	if (is_cm_path(path))
-		return rn_shim_cm_open(flags);
+	if (is_served(path))
+		return serve(path, flags);
 	return ((open_2_fn)rn_shim_next(&next, "__open_2"))(path, flags);
 }
 
@@ -111,8 +158,8 @@ int __open64_2(const char *path, int flags)
 {
 	static void *_Atomic next;
 
-	if (is_cm_path(path))
-		return rn_shim_cm_open(flags);
+	if (is_served(path))
+		return serve(path, flags);
 	return ((open_2_fn)rn_shim_next(&next, "__open64_2"))(path, flags);
 }
 
@@ -120,8 +167,8 @@ int __openat_2(int dirfd, const char *path, int flags)
 {
 	static void *_Atomic next;
 
-	if (is_cm_path(path))
-		return rn_shim_cm_open(flags);
+	if (is_served(path))
+		return serve(path, flags);
 	return ((openat_2_fn)rn_shim_next(&next, "__openat_2"))(dirfd, path,
 							   flags);
 }
@@ -130,8 +177,63 @@ int __openat64_2(int dirfd, const char *path, int flags)
 {
 	static void *_Atomic next;
 
-	if (is_cm_path(path))
-		return rn_shim_cm_open(flags);
+	if (is_served(path))
+		return serve(path, flags);
 	return ((openat_2_fn)rn_shim_next(&next, "__openat64_2"))(dirfd, path,
 							     flags);
+}
+
+/* What the kernel's node of a uverbs device would show, but its number:
+ * 0:0 is what ringnicd publishes as the device's dev, and what libibverbs
+ * then does not check.
+ */
+static int node_stat(struct stat64 *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFCHR | 0666;
+	st->st_nlink = 1;
+	return 0;
+}
+
+int stat(const char *path, struct stat *st)
+{
+	static void *_Atomic next;
+	struct stat64 st64;
+
+	if (!is_uverbs_node(path))
+		return ((stat_fn)rn_shim_next(&next, "stat"))(path, st);
+	node_stat(&st64);
+	memset(st, 0, sizeof(*st));
+	st->st_mode = st64.st_mode;
+	st->st_nlink = st64.st_nlink;
+	return 0;
+}
+
+int stat64(const char *path, struct stat64 *st)
+{
+	static void *_Atomic next;
+
+	if (!is_uverbs_node(path))
+		return ((stat64_fn)rn_shim_next(&next, "stat64"))(path, st);
+	return node_stat(st);
+}
+
+/* What libraries built before glibc 2.33 call for stat. */
+int __xstat(int ver, const char *path, struct stat *st)
+{
+	static void *_Atomic next;
+
+	if (!is_uverbs_node(path))
+		return ((xstat_fn)rn_shim_next(&next, "__xstat"))(ver, path, st);
+	return stat(path, st);
+}
+
+int __xstat64(int ver, const char *path, struct stat64 *st)
+{
+	static void *_Atomic next;
+
+	if (!is_uverbs_node(path))
+		return ((xstat64_fn)rn_shim_next(&next, "__xstat64"))(ver, path,
+								       st);
+	return node_stat(st);
 }
