@@ -4,7 +4,7 @@
  * there: ringnicd creates nothing outside its runtime dir, and runs as any
  * user, in any container.
  * - libibverbs lists a uverbs device only if stat finds its node, and
- *   opens the node as the context's command fd.  The node of a device
+ *   opens the node as the context's command fd; UCX checks it with access.  The node of a device
  *   that ringnicd publishes (SYSFS_PATH/class/infiniband_verbs/NAME)
  *   stats as a character device, and opens /dev/full: nothing is ever
  *   written to it in userspace mode, and a write would fail with ENOSPC.
@@ -35,10 +35,19 @@ typedef int (*open_fn)(const char *, int, ...);
 typedef int (*openat_fn)(int, const char *, int, ...);
 typedef int (*open_2_fn)(const char *, int);
 typedef int (*openat_2_fn)(int, const char *, int);
+typedef int (*access_fn)(const char *, int);
+typedef int (*faccessat_fn)(int, const char *, int, int);
 typedef int (*stat_fn)(const char *, struct stat *);
 typedef int (*stat64_fn)(const char *, struct stat64 *);
 typedef int (*xstat_fn)(int, const char *, struct stat *);
 typedef int (*xstat64_fn)(int, const char *, struct stat64 *);
+
+static int real_access(const char *path, int mode)
+{
+	static void *_Atomic next;
+
+	return ((access_fn)rn_shim_next(&next, "access"))(path, mode);
+}
 
 /* The node of a uverbs device that ringnicd publishes under SYSFS_PATH. */
 static bool is_uverbs_node(const char *path)
@@ -55,7 +64,7 @@ static bool is_uverbs_node(const char *path)
 	       (size_t)snprintf(ibdev, sizeof(ibdev),
 				"%s/class/infiniband_verbs/%s/ibdev", sysfs,
 				name) < sizeof(ibdev) &&
-	       !access(ibdev, F_OK);
+	       !real_access(ibdev, F_OK);
 }
 
 static bool is_served(const char *path)
@@ -236,4 +245,22 @@ int __xstat64(int ver, const char *path, struct stat64 *st)
 		return ((xstat64_fn)rn_shim_next(&next, "__xstat64"))(ver, path,
 								       st);
 	return node_stat(st);
+}
+
+/* Anyone may read and write the node, as the kernel's 0666 one. */
+int access(const char *path, int mode)
+{
+	if (!is_uverbs_node(path))
+		return real_access(path, mode);
+	return 0;
+}
+
+int faccessat(int dirfd, const char *path, int mode, int flags)
+{
+	static void *_Atomic next;
+
+	if (!is_uverbs_node(path))
+		return ((faccessat_fn)rn_shim_next(&next, "faccessat"))(
+			dirfd, path, mode, flags);
+	return 0;
 }
