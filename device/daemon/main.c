@@ -167,8 +167,11 @@ static void go_realtime(void)
 	struct sched_param sp = { .sched_priority = 1 };
 
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
-		rn_info("no realtime priority (%s): latency may suffer when "
-			"applications poll on every core\n", strerror(errno));
+		rn_info("no realtime priority (%s): with applications polling "
+			"on every core, latency will have millisecond tails; "
+			"root, CAP_SYS_NICE or an rtprio limit of 1 (ulimit -r, "
+			"limits.conf) give it: see ringnicd(8)\n",
+			strerror(errno));
 }
 
 /*
@@ -233,6 +236,33 @@ static void set_limits(struct rn_device *dev)
 				sysconf(_SC_PAGESIZE) / 2;
 }
 
+/*
+ * The runtime dir holds the control socket that clients trust and the tree
+ * that tells them where it is: it must be a directory of ours that nobody
+ * else can write to.  Under /tmp, another user could have made it first.
+ */
+static int check_runtime_dir(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st))
+		return errno;
+	if (!S_ISDIR(st.st_mode)) {
+		rn_err("%s is not a directory: remove it, or choose another "
+		       "with --runtime-dir\n", dir);
+		return ENOTDIR;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		rn_err("%s belongs to uid %u with mode %04o: a runtime dir must "
+		       "be ours (uid %u) and writable by nobody else; remove "
+		       "it, or choose another with --runtime-dir\n", dir,
+		       (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+		       (unsigned)geteuid());
+		return EPERM;
+	}
+	return 0;
+}
+
 static int setup(struct rn_device *dev)
 {
 	struct rn_daemon *d = rn_daemon_of(dev);
@@ -244,6 +274,9 @@ static int setup(struct rn_device *dev)
 		rn_err("cannot create %s: %s\n", d->runtime_dir, strerror(ret));
 		return ret;
 	}
+	ret = check_runtime_dir(d->runtime_dir);
+	if (ret)
+		return ret;
 	ret = take_lock(dev);
 	if (ret) {
 		rn_err(ret == EEXIST ? "%s is already running in %s\n" :

@@ -53,6 +53,16 @@ static int do_open(struct rn_client *client, struct rn_msg *m,
 			return errno;
 	}
 	ret = rn_client_attach(client);
+	if (ret == EACCES || ret == EPERM) {
+		/* /proc/PID/mem asks for the right to ptrace the client. */
+		rn_warn("client pid %d (uid %u): cannot reach its memory: %s: "
+			"ringnicd (uid %u) reaches the processes it may ptrace: "
+			"its own user's (unless kernel.yama.ptrace_scope is 2 or "
+			"more) or, as root, any\n", client->pid,
+			(unsigned)client->uid, strerror(ret),
+			(unsigned)geteuid());
+		return ret;
+	}
 	if (ret) {
 		rn_warn("client pid %d: cannot reach its process: %s\n",
 			client->pid, strerror(ret));
