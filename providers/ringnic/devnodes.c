@@ -4,27 +4,28 @@
  * there: ringnicd creates nothing outside its runtime dir, and runs as any
  * user, in any container.
  * - libibverbs lists a uverbs device only if stat finds its node, and
- *   opens the node as the context's command fd; UCX checks it with access.  The node of a device
- *   that ringnicd publishes (SYSFS_PATH/class/infiniband_verbs/NAME)
- *   stats as a character device, and opens /dev/full: nothing is ever
- *   written to it in userspace mode, and a write would fail with ENOSPC.
+ *   opens the node as the context's command fd; UCX checks the node with
+ *   access.  The node of a device that ringnicd publishes (SYSFS_PATH/
+ *   class/infiniband_verbs/NAME) stats as a character device anyone may
+ *   read and write, and opens /dev/full: nothing is ever written to it in
+ *   userspace mode, and a write would fail with ENOSPC.
  * - librdmacm opens rdma_cm: an event channel of ringnicd (rdma_cm.c).
- * Every other open or stat goes to libc untouched.  libc has eight entry
- * points that open a path and, counting those of the libraries built
- * before glibc 2.33, four that stat one; a program or library may call
- * any of them.
+ * Every other open, access or stat goes to libc untouched.  libc has
+ * eight entry points that open a path and, counting those of libraries
+ * built before glibc 2.33, four that stat one; a program or library may
+ * call any of them.
  */
 #include <fcntl.h>
 #include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "shim.h"
 
