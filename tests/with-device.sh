@@ -36,6 +36,8 @@ if ! [ -e "$dir"/sys/class/infiniband_verbs/*/ibdev ]; then
 	kill -9 "$RINGNICD_PID" 2>/dev/null
 	exit 1
 fi
+# ringnicd makes nothing outside its runtime dir: the shim serves the node.
+node=/dev/infiniband/$(basename "$dir"/sys/class/infiniband_verbs/ringnic_*)
 
 "$@"
 rc=$?
@@ -53,5 +55,6 @@ elif [ -z "${RINGNICD_MAY_DIE:-}" ]; then
 	wait "$RINGNICD_PID"
 	fail "ringnicd died during the test (status $?)"
 fi
+[ -e "$node" ] && fail "ringnicd made $node"
 rm -rf "$dir" "$dir.log"
 exit $rc
