@@ -874,7 +874,8 @@ static int rereg_fails(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
  * WRITE and READ through the rkey reach B (by B's address, the new iova),
  * A no longer, and A keeps what it had; the lkey serves B, and not A.
  * Retired when a page of B is replaced, the MR works again once moved
- * back to A.
+ * back to A.  (Without a userfaultfd it is not retired: a WRITE to B's
+ * page 2 lands there, one to the replaced page 0 lands in the new page.)
  */
 static int rereg_translation_req(struct e2e_proc *p)
 {
@@ -905,9 +906,17 @@ static int rereg_translation_req(struct e2e_proc *p)
 			     8 * PAGE, 300));
 	/* B's first page replaced: the MR is retired, until moved back to A. */
 	TRY(e2e_sync(p, "B replaced"));
-	TRY(rdma(&s, s.qp, 0x18, IBV_WR_RDMA_WRITE, r.b + 2 * PAGE, r.rkey, 64,
-		 IBV_WC_REM_ACCESS_ERR));
-	TRY(e2e_recover(&s, s.qp, qpn));
+	if (e2e_have_uffd()) {
+		TRY(rdma(&s, s.qp, 0x18, IBV_WR_RDMA_WRITE, r.b + 2 * PAGE, r.rkey,
+			 64, IBV_WC_REM_ACCESS_ERR));
+		TRY(e2e_recover(&s, s.qp, qpn));
+	} else {
+		TRY(rdma(&s, s.qp, 0x18, IBV_WR_RDMA_WRITE, r.b + 2 * PAGE, r.rkey,
+			 64, IBV_WC_SUCCESS));
+		TRY(rdma(&s, s.qp, 0x1a, IBV_WR_RDMA_WRITE, r.b + 64, r.rkey, 64,
+			 IBV_WC_SUCCESS));
+		TRY(e2e_sync(p, "written"));
+	}
 	TRY(e2e_sync(p, "back on A"));
 	TRY(rdma(&s, s.qp, 0x19, IBV_WR_RDMA_WRITE, r.a + 2000, r.rkey, 64,
 		 IBV_WC_SUCCESS));
@@ -952,8 +961,15 @@ static int rereg_translation_resp(struct e2e_proc *p)
 	memset(r.b, FILLER, PAGE);
 	memset(r.want_b, FILLER, PAGE);
 	TRY(e2e_sync(p, "B replaced"));
-	TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR, E2E_WAIT_MS));
-	TRY(e2e_recover(&s, s.qp, qpn));
+	if (e2e_have_uffd()) {
+		TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR,
+				 E2E_WAIT_MS));
+		TRY(e2e_recover(&s, s.qp, qpn));
+	} else {
+		TRY(e2e_sync(p, "written"));
+		fill(r.want_b + 2 * PAGE, 64, 0x18);
+		fill(r.want_b + 64, 64, 0x1a); /* in the new page */
+	}
 	TRY(rereg(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, r.a, REG_LEN, 0));
 	TRY(e2e_sync(p, "back on A"));
 	TRY(e2e_sync(p, "end"));
@@ -1252,7 +1268,9 @@ static int replace_page(struct regions *r, uint32_t seed)
  * CHANGE_ACCESS to and from IBV_ACCESS_ON_DEMAND: as an ODP MR it
  * follows the mapping (a page unmapped and mapped again is reached, as
  * a plain MR over the same page, retired by the unmap, is not); made
- * plain again it is retired by the next unmap as any plain MR.
+ * plain again it is retired by the next unmap as any plain MR.  Without a
+ * userfaultfd no MR is retired: both follow the mapping as the ODP one
+ * does, and their WRITEs land in the page mapped anew.
  */
 static int rereg_odp_req(struct e2e_proc *p)
 {
@@ -1272,13 +1290,24 @@ static int rereg_odp_req(struct e2e_proc *p)
 	TRY(rdma(&s, s.qp, 0x62, IBV_WR_RDMA_READ, r[1].a + 1024, r[1].rkey, 512,
 		 IBV_WC_SUCCESS));
 	TRY(check_read(&s, 0x63, 1024, 512));
-	TRY(rdma(&s, s.qp, 0x64, IBV_WR_RDMA_WRITE, r[0].a + 128, r[0].rkey, 64,
-		 IBV_WC_REM_ACCESS_ERR));
-	TRY(e2e_recover(&s, s.qp, qpn));
+	if (e2e_have_uffd()) {
+		TRY(rdma(&s, s.qp, 0x64, IBV_WR_RDMA_WRITE, r[0].a + 128,
+			 r[0].rkey, 64, IBV_WC_REM_ACCESS_ERR));
+		TRY(e2e_recover(&s, s.qp, qpn));
+	} else {
+		TRY(rdma(&s, s.qp, 0x64, IBV_WR_RDMA_WRITE, r[0].a + 128,
+			 r[0].rkey, 64, IBV_WC_SUCCESS));
+		TRY(e2e_sync(p, "written"));
+	}
 	TRY(e2e_sync(p, "plain again, replaced"));
-	TRY(rdma(&s, s.qp, 0x65, IBV_WR_RDMA_WRITE, r[1].a + 256, r[1].rkey, 64,
-		 IBV_WC_REM_ACCESS_ERR));
-	TRY(e2e_recover(&s, s.qp, qpn));
+	if (e2e_have_uffd()) {
+		TRY(rdma(&s, s.qp, 0x65, IBV_WR_RDMA_WRITE, r[1].a + 256,
+			 r[1].rkey, 64, IBV_WC_REM_ACCESS_ERR));
+		TRY(e2e_recover(&s, s.qp, qpn));
+	} else {
+		TRY(rdma(&s, s.qp, 0x65, IBV_WR_RDMA_WRITE, r[1].a + 256,
+			 r[1].rkey, 64, IBV_WC_SUCCESS));
+	}
 	TRY(e2e_sync(p, "end"));
 	return e2e_close(&s);
 }
@@ -1308,17 +1337,28 @@ static int rereg_odp_resp(struct e2e_proc *p)
 	TRY(msg_send(p->peer, info, sizeof(info)));
 	TRY(replace_page(&r, 0x63));
 	TRY(e2e_sync(p, "replaced"));
-	TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR, E2E_WAIT_MS));
-	TRY(e2e_recover(&s, s.qp, qpn));
+	if (e2e_have_uffd()) {
+		TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR,
+				 E2E_WAIT_MS));
+		TRY(e2e_recover(&s, s.qp, qpn));
+	} else {
+		TRY(e2e_sync(p, "written"));
+		fill(r.want_a + 128, 64, 0x64); /* through the plain MR */
+	}
 	fill(r.want_a + 64, 64, 0x61);
 	TRY(regions_check(&r));
 	TRY(rereg(mr[1], IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 		  E2E_ACCESS_ALL));
 	TRY(replace_page(&r, 0x66));
 	TRY(e2e_sync(p, "plain again, replaced"));
-	TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR, E2E_WAIT_MS));
-	TRY(e2e_recover(&s, s.qp, qpn));
+	if (e2e_have_uffd()) {
+		TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR,
+				 E2E_WAIT_MS));
+		TRY(e2e_recover(&s, s.qp, qpn));
+	}
 	TRY(e2e_sync(p, "end"));
+	if (!e2e_have_uffd())
+		fill(r.want_a + 256, 64, 0x65);
 	TRY(regions_check(&r));
 	for (i = 0; i < 2; i++)
 		CHECK(!ibv_dereg_mr(mr[i]), "ibv_dereg_mr failed");

@@ -6,6 +6,12 @@
  * that address afterwards.  Each case registers a page between two
  * canary pages, replaces or moves it, and checks the verbs status and
  * that the new page and the canaries kept their filler.
+ *
+ * That is with a userfaultfd (e2e_have_uffd).  Without one, ringnicd checks
+ * by address only, and every case here maps the range again: the access
+ * succeeds and reaches the new page, which holds exactly what it wrote
+ * (or gave what it held), and the canaries and the moved page keep their
+ * filler.
  */
 #include <errno.h>
 #include <string.h>
@@ -14,6 +20,7 @@
 #include "e2e.h"
 
 #define FILLER 0x5a
+#define FRESH 0xa5 /* the page mapped after registration */
 #define PAGE 4096
 
 /* Three pages of filler; the MR covers the middle one. */
@@ -49,11 +56,11 @@ static int region_replace(struct region *r, bool by_munmap)
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	}
 	CHECK(p == r->page, "mmap at %p: %s", (void *)r->page, strerror(errno));
-	memset(p, FILLER, PAGE);
+	memset(p, FRESH, PAGE);
 	return 0;
 }
 
-/* The MR's page moves elsewhere; a fresh page of filler takes its place. */
+/* The MR's page moves elsewhere; a fresh page takes its place. */
 static int region_move(struct region *r, void **moved)
 {
 	void *to = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -65,18 +72,34 @@ static int region_move(struct region *r, void **moved)
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
 		   0) == r->page,
 	      "mmap at the old place: %s", strerror(errno));
-	memset(r->page, FILLER, PAGE);
+	memset(r->page, FRESH, PAGE);
+	return 0;
+}
+
+/*
+ * The canary pages hold their filler, the new page its own but for the len
+ * bytes at off, which hold data (what an access without a userfaultfd
+ * wrote there).
+ */
+static int region_holds(const struct region *r, size_t off, const uint8_t *data,
+			size_t len, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < 3 * PAGE; i++) {
+		uint8_t want = i < PAGE || i >= 2 * PAGE ? FILLER : FRESH;
+
+		if (i >= PAGE + off && i < PAGE + off + len)
+			want = data[i - PAGE - off];
+		CHECK(r->base[i] == want, "%s: byte %zu of 3 pages is %#04x, not %#04x",
+		      what, i, r->base[i], want);
+	}
 	return 0;
 }
 
 static int region_untouched(const struct region *r, const char *what)
 {
-	size_t i;
-
-	for (i = 0; i < 3 * PAGE; i++)
-		CHECK(r->base[i] == FILLER, "%s: byte %zu of 3 pages was written",
-		      what, i);
-	return 0;
+	return region_holds(r, 0, NULL, 0, what);
 }
 
 static int region_free(struct region *r)
@@ -99,7 +122,10 @@ static struct ibv_send_wr one_wr(enum ibv_wr_opcode op, struct ibv_sge *sge,
 	};
 }
 
-/* ---- the remote side's MR goes: RDMA WRITE / READ get REM_ACCESS_ERR --- */
+/*
+ * ---- the remote side's MR goes: RDMA WRITE / READ get REM_ACCESS_ERR ---
+ * (without a userfaultfd: they succeed, on the page mapped anew)
+ */
 
 enum change { REPLACE_MUNMAP, REPLACE_FIXED, MOVE };
 
@@ -114,29 +140,44 @@ static int remote_req(struct e2e_proc *p, enum ibv_wr_opcode op)
 	e2e_default_opts(&o);
 	TRY(e2e_setup(&s, p, &o));
 	memset(s.buf, 0x11, o.buf_len);
+	TRY(send_u64(p->peer, op)); /* what the responder finds written */
 	TRY(recv_u64(p->peer, &raddr, E2E_WAIT_MS));
 	TRY(recv_u64(p->peer, &rkey, E2E_WAIT_MS));
 	TRY(e2e_sync(p, "changed"));
 	sge = sge_of(&s, 0, 64);
 	wr = one_wr(op, &sge, raddr + 64, (uint32_t)rkey);
 	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
-	TRY(expect_err(scq_of(&s), 1, IBV_WC_REM_ACCESS_ERR, s.qp->qp_num,
-		       "access to a region its owner unmapped"));
-	for (size_t i = 0; i < 64; i++)
-		CHECK(s.buf[i] == 0x11, "READ brought back data (byte %zu)", i);
+	if (e2e_have_uffd()) {
+		TRY(expect_err(scq_of(&s), 1, IBV_WC_REM_ACCESS_ERR, s.qp->qp_num,
+			       "access to a region its owner unmapped"));
+		for (size_t i = 0; i < 64; i++)
+			CHECK(s.buf[i] == 0x11, "READ brought back data (byte %zu)",
+			      i);
+	} else {
+		TRY(expect_send_ok(&s, 1, op == IBV_WR_RDMA_READ ?
+					       IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE,
+				   64));
+		for (size_t i = 0; i < 64 && op == IBV_WR_RDMA_READ; i++)
+			CHECK(s.buf[i] == FRESH,
+			      "READ of the page mapped anew: byte %zu is %#04x, not %#04x",
+			      i, s.buf[i], FRESH);
+	}
 	TRY(e2e_sync(p, "checked"));
 	return e2e_close(&s);
 }
 
 static int remote_resp(struct e2e_proc *p, enum change how)
 {
+	static const uint8_t written[64] = { [0 ... 63] = 0x11 };
 	struct region r;
 	struct e2e_opts o;
 	struct e2e_side s;
 	void *moved = NULL;
+	uint64_t op;
 
 	e2e_default_opts(&o);
 	TRY(e2e_setup(&s, p, &o));
+	TRY(recv_u64(p->peer, &op, E2E_WAIT_MS));
 	TRY(region_make(&r, s.pd));
 	TRY(send_u64(p->peer, (uintptr_t)r.page));
 	TRY(send_u64(p->peer, r.mr->rkey));
@@ -145,9 +186,15 @@ static int remote_resp(struct e2e_proc *p, enum change how)
 	else
 		TRY(region_replace(&r, how == REPLACE_MUNMAP));
 	TRY(e2e_sync(p, "changed"));
-	TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR, E2E_WAIT_MS));
+	if (e2e_have_uffd())
+		TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR,
+				 E2E_WAIT_MS));
 	TRY(e2e_sync(p, "checked"));
-	TRY(region_untouched(&r, "the page mapped after registration"));
+	if (e2e_have_uffd() || op != IBV_WR_RDMA_WRITE)
+		TRY(region_untouched(&r, "the page mapped after registration"));
+	else /* the WRITE's 64 bytes of 0x11 at +64, nothing else */
+		TRY(region_holds(&r, 64, written, sizeof(written),
+				 "the page mapped after registration"));
 	if (moved) {
 		for (size_t i = 0; i < PAGE; i++)
 			CHECK(((uint8_t *)moved)[i] == FILLER,
@@ -164,7 +211,10 @@ static int munmap_resp(struct e2e_proc *p) { return remote_resp(p, REPLACE_MUNMA
 static int fixed_resp(struct e2e_proc *p) { return remote_resp(p, REPLACE_FIXED); }
 static int move_resp(struct e2e_proc *p) { return remote_resp(p, MOVE); }
 
-/* ---- the local side's MR goes: a SEND from it gets LOC_PROT_ERR -------- */
+/*
+ * ---- the local side's MR goes: a SEND from it gets LOC_PROT_ERR --------
+ * (without a userfaultfd: it sends the page mapped anew)
+ */
 
 static int send_req(struct e2e_proc *p)
 {
@@ -181,8 +231,11 @@ static int send_req(struct e2e_proc *p)
 	sge = (struct ibv_sge){ (uintptr_t)r.page, 64, r.mr->lkey };
 	wr = one_wr(IBV_WR_SEND, &sge, 0, 0);
 	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
-	TRY(expect_err(scq_of(&s), 1, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
-		       "a SEND from a region that was unmapped"));
+	if (e2e_have_uffd())
+		TRY(expect_err(scq_of(&s), 1, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
+			       "a SEND from a region that was unmapped"));
+	else
+		TRY(expect_send_ok(&s, 1, IBV_WC_SEND, 64));
 	TRY(e2e_sync(p, "sent"));
 	TRY(region_untouched(&r, "the page mapped after registration"));
 	TRY(region_free(&r));
@@ -198,11 +251,24 @@ static int send_resp(struct e2e_proc *p)
 	TRY(e2e_setup(&s, p, &o));
 	TRY(post_recv_buf(&s, 7, 0, 64));
 	TRY(e2e_sync(p, "sent"));
-	TRY(expect_no_wc(rcq_of(&s), 50, "receive CQ: nothing was sent"));
+	if (e2e_have_uffd()) {
+		TRY(expect_no_wc(rcq_of(&s), 50, "receive CQ: nothing was sent"));
+		return e2e_close(&s);
+	}
+	TRY(expect_recv_ok(&s, 7, IBV_WC_RECV, 64, false, 0));
+	for (size_t i = 0; i < 64; i++)
+		CHECK(s.buf[i] == FRESH,
+		      "SEND from the page mapped anew: byte %zu is %#04x, not %#04x",
+		      i, s.buf[i], FRESH);
 	return e2e_close(&s);
 }
 
-/* ---- a receive into an MR that went: LOC_PROT_ERR on the receive ------ */
+/*
+ * ---- a receive into an MR that went: LOC_PROT_ERR on the receive ------
+ * (without a userfaultfd: the message lands in the page mapped anew)
+ */
+
+#define SENT_SEED 0x33 /* the pattern the requester sends */
 
 /* len: 64 (one packet) or PAGE (several packets on the wire). */
 static int recv_req(struct e2e_proc *p, uint32_t len)
@@ -214,12 +280,16 @@ static int recv_req(struct e2e_proc *p, uint32_t len)
 
 	e2e_default_opts(&o);
 	TRY(e2e_setup(&s, p, &o));
+	fill(s.buf, len, SENT_SEED);
 	TRY(e2e_sync(p, "posted"));
 	sge = sge_of(&s, 0, len);
 	wr = one_wr(IBV_WR_SEND, &sge, 0, 0);
 	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
-	TRY(expect_err(scq_of(&s), 1, IBV_WC_REM_OP_ERR, s.qp->qp_num,
-		       "a SEND into a receive buffer that was unmapped"));
+	if (e2e_have_uffd())
+		TRY(expect_err(scq_of(&s), 1, IBV_WC_REM_OP_ERR, s.qp->qp_num,
+			       "a SEND into a receive buffer that was unmapped"));
+	else
+		TRY(expect_send_ok(&s, 1, IBV_WC_SEND, len));
 	TRY(e2e_sync(p, "checked"));
 	return e2e_close(&s);
 }
@@ -227,6 +297,7 @@ static int recv_req(struct e2e_proc *p, uint32_t len)
 static int recv_resp(struct e2e_proc *p, uint32_t len)
 {
 	struct ibv_recv_wr wr = { .wr_id = 9, .num_sge = 1 }, *bad;
+	uint8_t sent[PAGE];
 	struct ibv_sge sge;
 	struct region r;
 	struct e2e_opts o;
@@ -240,10 +311,18 @@ static int recv_resp(struct e2e_proc *p, uint32_t len)
 	CHECK(!ibv_post_recv(s.qp, &wr, &bad), "ibv_post_recv failed");
 	TRY(region_replace(&r, false));
 	TRY(e2e_sync(p, "posted"));
-	TRY(expect_err(rcq_of(&s), 9, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
-		       "the receive into the unmapped region"));
-	TRY(e2e_sync(p, "checked"));
-	TRY(region_untouched(&r, "the page mapped after registration"));
+	if (e2e_have_uffd()) {
+		TRY(expect_err(rcq_of(&s), 9, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
+			       "the receive into the unmapped region"));
+		TRY(e2e_sync(p, "checked"));
+		TRY(region_untouched(&r, "the page mapped after registration"));
+	} else {
+		TRY(expect_recv_ok(&s, 9, IBV_WC_RECV, len, false, 0));
+		TRY(e2e_sync(p, "checked"));
+		fill(sent, len, SENT_SEED);
+		TRY(region_holds(&r, 0, sent, len,
+				 "the page mapped after registration"));
+	}
 	TRY(region_free(&r));
 	return e2e_close(&s);
 }

@@ -236,6 +236,14 @@ int gbuf_check(const struct gbuf *g, const char *what);
 void gbuf_free(struct gbuf *g);
 size_t page_size(void);
 
+/*
+ * Whether this process may make a userfaultfd, as the provider does at
+ * open.  Without one, ringnicd checks MRs by address only: memory unmapped
+ * under an MR fails, memory mapped there again is reached as this
+ * process's own (docs/security.md, "Unmapped memory is not reached").
+ */
+bool have_uffd(void);
+
 /* ---- verbs.c ---------------------------------------------------------------------- */
 
 #define HOSTILE_WAIT_MS 20000 /* an expected completion or event; generous */
