@@ -130,7 +130,7 @@ static int refuse_personality(scmp_filter_ctx ctx)
 			return err;
 	}
 	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality),
-				1, SCMP_A0(SCMP_CMP_GT, 0xffffffffULL));
+				1, SCMP_A0(SCMP_CMP_GT, 0xffffffffULL, 0));
 }
 
 static int refuse_args(scmp_filter_ctx ctx)
@@ -150,11 +150,11 @@ static int refuse_args(scmp_filter_ctx ctx)
 	if (err)
 		return err;
 	err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
-			       SCMP_A0(SCMP_CMP_EQ, AF_ALG));
+			       SCMP_A0(SCMP_CMP_EQ, AF_ALG, 0));
 	if (err)
 		return err;
 	err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
-			       SCMP_A0(SCMP_CMP_EQ, AF_VSOCK));
+			       SCMP_A0(SCMP_CMP_EQ, AF_VSOCK, 0));
 	if (err)
 		return err;
 	return refuse_personality(ctx);
