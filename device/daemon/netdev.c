@@ -104,8 +104,11 @@ static int default_netdev(char *name)
 	if (ifindex && !rtnl_link_alloc_cache(sk, AF_UNSPEC, &links) &&
 	    rtnl_link_i2name(links, ifindex, name, IF_NAMESIZE))
 		rn_info("the default route goes through %s\n", name);
-	else
+	else {
 		snprintf(name, IF_NAMESIZE, "lo");
+		rn_info("no default route: the port goes on lo (--netdev "
+			"chooses another interface)\n");
+	}
 	if (links)
 		nl_cache_free(links);
 	nl_socket_free(sk);
@@ -288,6 +291,8 @@ static void log_changes(const struct rn_device *dev, unsigned int changes)
 	const struct rn_daemon *d = rn_daemon_of_const(dev);
 	const struct rn_port *p = &dev->port;
 	char text[INET6_ADDRSTRLEN], table[RN_GID_TABLE_LEN * 52] = "";
+	/* A new interface's state is news even where it stays DOWN. */
+	bool state_news = changes & (RN_PORT_STATE | RN_PORT_NETDEV);
 	size_t len = 0;
 	int i;
 
@@ -299,9 +304,12 @@ static void log_changes(const struct rn_device *dev, unsigned int changes)
 			rn_info("%s: %s is gone\n", dev->name,
 				d->netdev_opts.ifname);
 	}
-	if (changes & RN_PORT_STATE)
+	if (state_news && (p->link_up || !p->ifindex))
 		rn_info("%s: port 1 %s\n", dev->name,
 			p->link_up ? "ACTIVE" : "DOWN");
+	else if (state_news)
+		rn_info("%s: port 1 DOWN: %s is down or has no carrier (ip link "
+			"set %s up)\n", dev->name, p->ifname, p->ifname);
 	if (changes & RN_PORT_MTU)
 		rn_info("%s: %s MTU %u: active_mtu %u\n", dev->name, p->ifname,
 			p->netdev_mtu, 128u << p->active_mtu);
