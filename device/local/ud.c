@@ -43,20 +43,15 @@ enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 		return IBV_WC_LOC_LEN_ERR;
 	*byte_len = len;
 
-	/* Without a GRH the AH can only mean this port, by its first GID.
-	 * A source address that went away since the AH was made routes
-	 * nowhere.
+	/* Every AH has a GRH (verbs/ah.c).  A source address that went away
+	 * since the AH was made routes nowhere.
 	 */
-	index = ah->attr.is_global ? ah->attr.sgid_index :
-				     rn_port_gid_first(dev);
-	if (index < 0 || !rn_port_gid_valid(dev, index)) {
+	index = ah->attr.sgid_index;
+	if (!rn_port_gid_valid(dev, index)) {
 		dev->port.counters[RN_CNT_NO_ROUTE]++;
 		return IBV_WC_SUCCESS;
 	}
-	if (ah->attr.is_global)
-		memcpy(dgid, ah->attr.dgid, 16);
-	else
-		memcpy(dgid, dev->port.gids[index].raw, 16);
+	memcpy(dgid, ah->attr.dgid, 16);
 	qkey = w->dest.remote_qkey & RN_QKEY_OWN ? qp->attr.qkey :
 						  w->dest.remote_qkey;
 	if (dev->local_on_wire || rn_port_gid_index(dev, dgid) < 0) {

@@ -15,12 +15,13 @@ int rn_ah_create(struct rn_client *client, const struct rn_ctl_create_ah_req *re
 	struct rn_ah *ah;
 	int64_t h;
 
-	if (!pd || a->port_num != 1)
+	/* RoCE has no LIDs: an AH carries a GRH, whose source GID the port
+	 * has (the kernel's errors).
+	 */
+	if (!pd || a->port_num != 1 || !a->is_global ||
+	    a->sgid_index >= RN_GID_TABLE_LEN)
 		return EINVAL;
-	/* A GRH must name a source GID the port has (the kernel's errors). */
-	if (a->is_global && a->sgid_index >= RN_GID_TABLE_LEN)
-		return EINVAL;
-	if (a->is_global && !rn_port_gid_nameable(dev, a->sgid_index))
+	if (!rn_port_gid_nameable(dev, a->sgid_index))
 		return ENODATA;
 	if (dev->nahs >= dev->attr.max_ah)
 		return ENOMEM;
@@ -38,7 +39,7 @@ int rn_ah_create(struct rn_client *client, const struct rn_ctl_create_ah_req *re
 	ah->attr = *a;
 	/* A flow label is 20 bits; UCX, for one, passes ~0. */
 	ah->attr.flow_label &= 0xfffff;
-	rn_port_gid_hold(dev, a->is_global ? a->sgid_index : -1);
+	rn_port_gid_hold(dev, a->sgid_index);
 	pd->refs++;
 	dev->nahs++;
 	resp->handle = h;
@@ -52,7 +53,7 @@ int rn_ah_destroy(struct rn_client *client, uint32_t handle)
 	if (!ah)
 		return EINVAL;
 	rn_table_remove(&client->ahs, handle);
-	rn_port_gid_put(client->dev, ah->attr.is_global ? ah->attr.sgid_index : -1);
+	rn_port_gid_put(client->dev, ah->attr.sgid_index);
 	ah->pd->refs--;
 	client->dev->nahs--;
 	free(ah);

@@ -31,7 +31,7 @@
  * ibv_query_device_ex promises SRQs, memory windows of both types, AHs
  * and XRC, with limits that hold: an SRQ of max_srq_wr WRs of
  * max_srq_sge SGEs can be made and one WR more cannot; a window of each
- * type and an AH can be made.
+ * type and an AH can be made, but not an AH without a GRH.
  */
 static int device_caps(struct e2e_proc *p)
 {
@@ -94,6 +94,11 @@ static int device_caps(struct e2e_proc *p)
 	ah = ibv_create_ah(pd, &ah_attr);
 	CHECK(ah, "ibv_create_ah: %s", strerror(errno));
 	CHECK(!ibv_destroy_ah(ah), "ibv_destroy_ah failed");
+	/* RoCE has no LIDs: an AH must carry a GRH, as the kernel insists. */
+	ah_attr.is_global = 0;
+	ah = ibv_create_ah(pd, &ah_attr);
+	CHECK(!ah && errno == EINVAL, "ibv_create_ah without a GRH: %s, "
+	      "expected EINVAL", ah ? "created" : strerror(errno));
 	CHECK(!ibv_dealloc_pd(pd), "ibv_dealloc_pd failed");
 	ret = ibv_close_device(ctx);
 	CHECK(!ret, "ibv_close_device: %s", strerror(ret));
