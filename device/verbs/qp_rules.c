@@ -196,9 +196,16 @@ static int qp_class(enum ibv_qp_type type)
 	}
 }
 
+/*
+ * What a QP's access flags may hold: every flag of an MR, as rxe and mlx5
+ * take them.  Only the remote ones mean something for a QP; the rest (a
+ * QP of ODP MRs often passes ON_DEMAND) are kept and ignored.
+ */
 #define RN_QP_ACCESS_ALL                                                       \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                     \
-	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                    \
+	 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND |    \
+	 IBV_ACCESS_HUGETLB | IBV_ACCESS_OPTIONAL_RANGE)
 
 static int check_values(const struct rn_qp_attr *a, uint32_t mask,
 			uint32_t gid_mask)

@@ -281,18 +281,24 @@ static int query_qp_side(struct e2e_proc *p)
 	      memcmp(q.ah_attr.grh.dgid.raw, s.rem.gid, 16) ? "differs" : "ok");
 	CHECK(init.sq_sig_all == 1, "sq_sig_all %d", init.sq_sig_all);
 
-	/* RTS -> RTS changes what it may. */
+	/* RTS -> RTS changes what it may.  Flags that mean something for an
+	 * MR only (a QP of ODP MRs often passes ON_DEMAND) are taken and kept,
+	 * as rxe and mlx5 do.
+	 */
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.min_rnr_timer = 3;
-	a.qp_access_flags = E2E_ACCESS_ALL;
+	a.qp_access_flags = E2E_ACCESS_ALL | IBV_ACCESS_ON_DEMAND |
+			    IBV_ACCESS_MW_BIND;
 	ret = ibv_modify_qp(s.qp, &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER |
 					      IBV_QP_ACCESS_FLAGS);
 	CHECK(!ret, "modify_qp RTS->RTS: %s", strerror(ret));
 	ret = ibv_query_qp(s.qp, &q, IBV_QP_MIN_RNR_TIMER | IBV_QP_ACCESS_FLAGS,
 			   &init);
 	CHECK(!ret, "ibv_query_qp: %s", strerror(ret));
-	CHECK(q.min_rnr_timer == 3 && q.qp_access_flags == E2E_ACCESS_ALL,
+	CHECK(q.min_rnr_timer == 3 &&
+	      q.qp_access_flags == (E2E_ACCESS_ALL | IBV_ACCESS_ON_DEMAND |
+				    IBV_ACCESS_MW_BIND),
 	      "after RTS->RTS: min_rnr_timer %u access %#x", q.min_rnr_timer,
 	      q.qp_access_flags);
 
