@@ -565,11 +565,17 @@ static int type1_rebind_resp(struct e2e_proc *p)
 
 /*
  * One access the window allows, then one it does not: outside its range
- * (but inside the MR), or beyond its rights (which the MR has).
+ * (but inside the MR), or beyond its rights (which the MR has).  The last
+ * cases bind over an MR with local write and MW_BIND only: the IB spec
+ * (and rxe, mlx5) ask no remote right of the MR, only local write for a
+ * window that grants remote write; the window's rights are what count.
  */
+#define MR_LOCAL_BIND (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND)
+
 struct acc_case {
 	const char *name;
 	enum ibv_mw_type type;
+	unsigned int mr_access; /* the responder's MR's; 0: MR_BINDABLE */
 	unsigned int access; /* the window's rights */
 	enum ibv_wr_opcode good_op;
 	int64_t good_off; /* from the window's start */
@@ -580,19 +586,26 @@ struct acc_case {
 };
 
 static const struct acc_case acc_cases[] = {
-	{ "type1_write_past_end", IBV_MW_TYPE_1, MW_ALL, WR, 0, W_LEN, WR, 1, W_LEN },
-	{ "type1_read_before_start", IBV_MW_TYPE_1, MW_ALL, RD, 0, W_LEN, RD, -1, 2 },
-	{ "type1_atomic_past_end", IBV_MW_TYPE_1, MW_ALL, FAA, W_LEN - 8, 8, FAA,
-	  W_LEN, 8 },
-	{ "type1_no_write_right", IBV_MW_TYPE_1, IBV_ACCESS_REMOTE_READ, RD, 0, 64,
-	  WR, 0, 64 },
-	{ "type1_no_read_right", IBV_MW_TYPE_1, IBV_ACCESS_REMOTE_WRITE, WR, 0, 64,
-	  RD, 0, 64 },
-	{ "type1_no_atomic_right", IBV_MW_TYPE_1,
+	{ "type1_write_past_end", IBV_MW_TYPE_1, 0, MW_ALL, WR, 0, W_LEN, WR, 1,
+	  W_LEN },
+	{ "type1_read_before_start", IBV_MW_TYPE_1, 0, MW_ALL, RD, 0, W_LEN, RD,
+	  -1, 2 },
+	{ "type1_atomic_past_end", IBV_MW_TYPE_1, 0, MW_ALL, FAA, W_LEN - 8, 8,
+	  FAA, W_LEN, 8 },
+	{ "type1_no_write_right", IBV_MW_TYPE_1, 0, IBV_ACCESS_REMOTE_READ, RD, 0,
+	  64, WR, 0, 64 },
+	{ "type1_no_read_right", IBV_MW_TYPE_1, 0, IBV_ACCESS_REMOTE_WRITE, WR, 0,
+	  64, RD, 0, 64 },
+	{ "type1_no_atomic_right", IBV_MW_TYPE_1, 0,
 	  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, WR, 0, 8, CAS, 0, 8 },
-	{ "type2_write_past_end", IBV_MW_TYPE_2, MW_ALL, WR, 0, W_LEN, WR, 1, W_LEN },
-	{ "type2_no_write_right", IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_READ, RD, 0, 64,
-	  WR, 0, 64 },
+	{ "type2_write_past_end", IBV_MW_TYPE_2, 0, MW_ALL, WR, 0, W_LEN, WR, 1,
+	  W_LEN },
+	{ "type2_no_write_right", IBV_MW_TYPE_2, 0, IBV_ACCESS_REMOTE_READ, RD, 0,
+	  64, WR, 0, 64 },
+	{ "type1_mr_local_write_only", IBV_MW_TYPE_1, MR_LOCAL_BIND,
+	  IBV_ACCESS_REMOTE_WRITE, WR, 0, 64, RD, 0, 64 },
+	{ "type2_mr_local_write_only", IBV_MW_TYPE_2, MR_LOCAL_BIND,
+	  IBV_ACCESS_REMOTE_WRITE, WR, 0, 64, RD, 0, 64 },
 };
 
 #define N_ACC_CASES (sizeof(acc_cases) / sizeof(acc_cases[0]))
@@ -624,6 +637,8 @@ static int acc_resp(struct e2e_proc *p, const struct acc_case *c)
 	uint8_t *want;
 
 	resp_opts(&o);
+	if (c->mr_access)
+		o.mr_access = c->mr_access;
 	TRY(e2e_setup(&s, p, &o));
 	want = resp_init(&s);
 	TRY(!want);
@@ -654,8 +669,8 @@ static int acc_resp(struct e2e_proc *p, const struct acc_case *c)
 		return acc_resp(p, &acc_cases[i]);                             \
 	}
 ACC_FNS(0) ACC_FNS(1) ACC_FNS(2) ACC_FNS(3) ACC_FNS(4) ACC_FNS(5) ACC_FNS(6)
-ACC_FNS(7)
-_Static_assert(N_ACC_CASES == 8, "one ACC_FNS per case");
+ACC_FNS(7) ACC_FNS(8) ACC_FNS(9)
+_Static_assert(N_ACC_CASES == 10, "one ACC_FNS per case");
 
 /* ================================================= unbound windows */
 
@@ -1639,6 +1654,8 @@ const struct e2e_test e2e_mw_tests[] = {
 	PAIR("type1_no_atomic_right", acc_req_5, acc_resp_5),
 	PAIR("type2_write_past_end", acc_req_6, acc_resp_6),
 	PAIR("type2_no_write_right", acc_req_7, acc_resp_7),
+	PAIR("type1_mr_local_write_only", acc_req_8, acc_resp_8),
+	PAIR("type2_mr_local_write_only", acc_req_9, acc_resp_9),
 	PAIR("unbound", unbound_req, unbound_resp),
 	ONE("bind_err_type1_no_mw_bind", bind_err_0),
 	ONE("bind_err_type2_no_mw_bind", bind_err_1),
