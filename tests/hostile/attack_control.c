@@ -373,8 +373,9 @@ static int bad_modify(const char *path)
 	case 2:
 		m.attr.port_num = rng_range(2, 255);
 		break;
-	case 3:
-		m.attr.qp_access_flags = 1u << rng_range(4, 31);
+	case 3: /* a bit no ibv_access_flags defines (an MR's are taken) */
+		m.attr.qp_access_flags = 1u << (rng_below(2) ? rng_range(8, 19) :
+							       rng_range(30, 31));
 		break;
 	case 4:
 		m.attr.qp_state = rng_range(IBV_QPS_ERR + 1, UINT32_MAX);
