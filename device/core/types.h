@@ -385,9 +385,9 @@ struct rn_device {
 	uint32_t ncqs; /* device-wide counts against attr limits */
 	uint32_t npds;
 	struct rn_table mr_keys; /* key >> 8 -> struct rn_mr */
-	uint8_t *mr_tags; /* low byte of the next key at each index */
+	uint8_t *mr_tags; /* low byte of the last key at each index (random) */
 	struct rn_table mw_keys; /* (key & ~RN_MW_KEY_BIT) >> 8 -> struct rn_mw */
-	uint8_t *mw_tags;
+	uint8_t *mw_tags; /* the same for windows */
 	struct rn_table qpns; /* qpn & RN_QPN_INDEX_MASK -> struct rn_qp */
 	uint16_t *qpn_gens;
 	struct rn_table srqns; /* srqn -> struct rn_srq */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "verbs/verbs.h"
+#include "base/random.h"
 #include "base/table.h"
 
 #define RN_MR_ACCESS_SUPPORTED                                                 \
@@ -98,10 +99,12 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 	mr->client = client;
 	mr->pd = pd;
 	mr->handle = h;
-	/* The low byte changes each time an index is reused, so a stale key
-	 * does not reach the next MR at the same index.
+	/* The low byte is new and random each time an index is used: a
+	 * stale key does not reach the next MR at the same index, and a peer
+	 * cannot tell the key of the next MR from this one's (as rxe).
 	 */
-	mr->key = (uint32_t)k << 8 | dev->mr_tags[k]++;
+	dev->mr_tags[k] = rn_random_key_byte(dev->mr_tags[k]);
+	mr->key = (uint32_t)k << 8 | dev->mr_tags[k];
 	set_region(mr, req->addr, req->length, req->iova, req->access);
 	ret = rn_guard_mr(mr);
 	if (ret)
@@ -236,7 +239,8 @@ int rn_mw_alloc(struct rn_client *client, const struct rn_ctl_alloc_mw_req *req,
 	mw->pd = pd;
 	mw->handle = h;
 	mw->type = req->type;
-	mw->key = RN_MW_KEY_BIT | (uint32_t)k << 8 | dev->mw_tags[k]++;
+	dev->mw_tags[k] = rn_random_key_byte(dev->mw_tags[k]);
+	mw->key = RN_MW_KEY_BIT | (uint32_t)k << 8 | dev->mw_tags[k];
 	pd->refs++;
 	dev->nmws++;
 	resp->handle = h;
