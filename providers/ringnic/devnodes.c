@@ -53,11 +53,14 @@ static int real_access(const char *path, int mode)
 /* The node of a uverbs device that ringnicd publishes under SYSFS_PATH. */
 static bool is_uverbs_node(const char *path)
 {
-	const char *sysfs = secure_getenv("SYSFS_PATH");
+	const char *sysfs, *name;
 	char ibdev[PATH_MAX];
-	const char *name;
 
-	if (!path || !sysfs || strncmp(path, NODE_DIR, strlen(NODE_DIR)))
+	/* Every open and stat of the program comes here: the path first. */
+	if (!path || strncmp(path, NODE_DIR, strlen(NODE_DIR)))
+		return false;
+	sysfs = secure_getenv("SYSFS_PATH");
+	if (!sysfs)
 		return false;
 	name = path + strlen(NODE_DIR);
 	return *name && !strchr(name, '/') && strcmp(name, ".") &&
