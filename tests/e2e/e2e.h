@@ -18,6 +18,8 @@
 #include <sys/types.h>
 #include <infiniband/verbs.h>
 
+#include "have_uffd.h" /* rn_test_have_uffd(): ask before forking */
+
 #define E2E_MAX_ROLES 4
 #define E2E_DEVICE "ringnic0"
 /*
@@ -168,14 +170,6 @@ struct e2e_side {
 };
 
 void e2e_default_opts(struct e2e_opts *o);
-/*
- * Whether this process may make a userfaultfd, as the provider does at
- * open.  Without one, ringnicd checks MRs by address only: memory unmapped
- * under an MR fails, memory mapped there again is reached as the client's
- * own (docs/security.md, "Unmapped memory is not reached").  The harness
- * asks before it forks; every role has the same answer.
- */
-bool e2e_have_uffd(void);
 int e2e_open_device(struct ibv_context **ctx);
 enum ibv_mtu e2e_port_mtu(struct ibv_context *ctx);
 /* Device, PD, CQs, QP in RESET and the buffer. */

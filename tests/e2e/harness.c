@@ -366,7 +366,7 @@ int main(int argc, char **argv)
 	}
 	harness_pid = getpid();
 	printf("userfaultfd: %s\n",
-	       e2e_have_uffd() ? "yes" : "no (address-only checks)");
+	       rn_test_have_uffd() ? "yes" : "no (address-only checks)");
 	results = mmap(NULL, sizeof(*results), PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (results == MAP_FAILED) {

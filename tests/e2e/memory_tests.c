@@ -906,7 +906,7 @@ static int rereg_translation_req(struct e2e_proc *p)
 			     8 * PAGE, 300));
 	/* B's first page replaced: the MR is retired, until moved back to A. */
 	TRY(e2e_sync(p, "B replaced"));
-	if (e2e_have_uffd()) {
+	if (rn_test_have_uffd()) {
 		TRY(rdma(&s, s.qp, 0x18, IBV_WR_RDMA_WRITE, r.b + 2 * PAGE, r.rkey,
 			 64, IBV_WC_REM_ACCESS_ERR));
 		TRY(e2e_recover(&s, s.qp, qpn));
@@ -961,7 +961,7 @@ static int rereg_translation_resp(struct e2e_proc *p)
 	memset(r.b, FILLER, PAGE);
 	memset(r.want_b, FILLER, PAGE);
 	TRY(e2e_sync(p, "B replaced"));
-	if (e2e_have_uffd()) {
+	if (rn_test_have_uffd()) {
 		TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR,
 				 E2E_WAIT_MS));
 		TRY(e2e_recover(&s, s.qp, qpn));
@@ -1290,7 +1290,7 @@ static int rereg_odp_req(struct e2e_proc *p)
 	TRY(rdma(&s, s.qp, 0x62, IBV_WR_RDMA_READ, r[1].a + 1024, r[1].rkey, 512,
 		 IBV_WC_SUCCESS));
 	TRY(check_read(&s, 0x63, 1024, 512));
-	if (e2e_have_uffd()) {
+	if (rn_test_have_uffd()) {
 		TRY(rdma(&s, s.qp, 0x64, IBV_WR_RDMA_WRITE, r[0].a + 128,
 			 r[0].rkey, 64, IBV_WC_REM_ACCESS_ERR));
 		TRY(e2e_recover(&s, s.qp, qpn));
@@ -1300,7 +1300,7 @@ static int rereg_odp_req(struct e2e_proc *p)
 		TRY(e2e_sync(p, "written"));
 	}
 	TRY(e2e_sync(p, "plain again, replaced"));
-	if (e2e_have_uffd()) {
+	if (rn_test_have_uffd()) {
 		TRY(rdma(&s, s.qp, 0x65, IBV_WR_RDMA_WRITE, r[1].a + 256,
 			 r[1].rkey, 64, IBV_WC_REM_ACCESS_ERR));
 		TRY(e2e_recover(&s, s.qp, qpn));
@@ -1337,7 +1337,7 @@ static int rereg_odp_resp(struct e2e_proc *p)
 	TRY(msg_send(p->peer, info, sizeof(info)));
 	TRY(replace_page(&r, 0x63));
 	TRY(e2e_sync(p, "replaced"));
-	if (e2e_have_uffd()) {
+	if (rn_test_have_uffd()) {
 		TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR,
 				 E2E_WAIT_MS));
 		TRY(e2e_recover(&s, s.qp, qpn));
@@ -1351,13 +1351,13 @@ static int rereg_odp_resp(struct e2e_proc *p)
 		  E2E_ACCESS_ALL));
 	TRY(replace_page(&r, 0x66));
 	TRY(e2e_sync(p, "plain again, replaced"));
-	if (e2e_have_uffd()) {
+	if (rn_test_have_uffd()) {
 		TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR,
 				 E2E_WAIT_MS));
 		TRY(e2e_recover(&s, s.qp, qpn));
 	}
 	TRY(e2e_sync(p, "end"));
-	if (!e2e_have_uffd())
+	if (!rn_test_have_uffd())
 		fill(r.want_a + 256, 64, 0x65);
 	TRY(regions_check(&r));
 	for (i = 0; i < 2; i++)

@@ -5,15 +5,11 @@
  */
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/userfaultfd.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "e2e.h"
 
@@ -40,23 +36,6 @@ void e2e_default_opts(struct e2e_opts *o)
 }
 
 const char *e2e_device = E2E_DEVICE;
-
-/* Tried as the provider tries it (make_uffd in providers/ringnic/ringnic.c). */
-bool e2e_have_uffd(void)
-{
-	static int have = -1;
-
-	if (have < 0) {
-		int fd = syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
-
-		if (fd < 0 && errno == EINVAL)
-			fd = syscall(SYS_userfaultfd, O_CLOEXEC);
-		have = fd >= 0;
-		if (fd >= 0)
-			close(fd);
-	}
-	return have;
-}
 
 int e2e_open_device(struct ibv_context **ctx)
 {

@@ -7,7 +7,7 @@
  * canary pages, replaces or moves it, and checks the verbs status and
  * that the new page and the canaries kept their filler.
  *
- * That is with a userfaultfd (e2e_have_uffd).  Without one, ringnicd checks
+ * That is with a userfaultfd (rn_test_have_uffd).  Without one, ringnicd checks
  * by address only, and every case here maps the range again: the access
  * succeeds and reaches the new page, which holds exactly what it wrote
  * (or gave what it held), and the canaries and the moved page keep their
@@ -147,7 +147,7 @@ static int remote_req(struct e2e_proc *p, enum ibv_wr_opcode op)
 	sge = sge_of(&s, 0, 64);
 	wr = one_wr(op, &sge, raddr + 64, (uint32_t)rkey);
 	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
-	if (e2e_have_uffd()) {
+	if (rn_test_have_uffd()) {
 		TRY(expect_err(scq_of(&s), 1, IBV_WC_REM_ACCESS_ERR, s.qp->qp_num,
 			       "access to a region its owner unmapped"));
 		for (size_t i = 0; i < 64; i++)
@@ -186,11 +186,11 @@ static int remote_resp(struct e2e_proc *p, enum change how)
 	else
 		TRY(region_replace(&r, how == REPLACE_MUNMAP));
 	TRY(e2e_sync(p, "changed"));
-	if (e2e_have_uffd())
+	if (rn_test_have_uffd())
 		TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR,
 				 E2E_WAIT_MS));
 	TRY(e2e_sync(p, "checked"));
-	if (e2e_have_uffd() || op != IBV_WR_RDMA_WRITE)
+	if (rn_test_have_uffd() || op != IBV_WR_RDMA_WRITE)
 		TRY(region_untouched(&r, "the page mapped after registration"));
 	else /* the WRITE's 64 bytes of 0x11 at +64, nothing else */
 		TRY(region_holds(&r, 64, written, sizeof(written),
@@ -231,7 +231,7 @@ static int send_req(struct e2e_proc *p)
 	sge = (struct ibv_sge){ (uintptr_t)r.page, 64, r.mr->lkey };
 	wr = one_wr(IBV_WR_SEND, &sge, 0, 0);
 	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
-	if (e2e_have_uffd())
+	if (rn_test_have_uffd())
 		TRY(expect_err(scq_of(&s), 1, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
 			       "a SEND from a region that was unmapped"));
 	else
@@ -251,7 +251,7 @@ static int send_resp(struct e2e_proc *p)
 	TRY(e2e_setup(&s, p, &o));
 	TRY(post_recv_buf(&s, 7, 0, 64));
 	TRY(e2e_sync(p, "sent"));
-	if (e2e_have_uffd()) {
+	if (rn_test_have_uffd()) {
 		TRY(expect_no_wc(rcq_of(&s), 50, "receive CQ: nothing was sent"));
 		return e2e_close(&s);
 	}
@@ -285,7 +285,7 @@ static int recv_req(struct e2e_proc *p, uint32_t len)
 	sge = sge_of(&s, 0, len);
 	wr = one_wr(IBV_WR_SEND, &sge, 0, 0);
 	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
-	if (e2e_have_uffd())
+	if (rn_test_have_uffd())
 		TRY(expect_err(scq_of(&s), 1, IBV_WC_REM_OP_ERR, s.qp->qp_num,
 			       "a SEND into a receive buffer that was unmapped"));
 	else
@@ -311,7 +311,7 @@ static int recv_resp(struct e2e_proc *p, uint32_t len)
 	CHECK(!ibv_post_recv(s.qp, &wr, &bad), "ibv_post_recv failed");
 	TRY(region_replace(&r, false));
 	TRY(e2e_sync(p, "posted"));
-	if (e2e_have_uffd()) {
+	if (rn_test_have_uffd()) {
 		TRY(expect_err(rcq_of(&s), 9, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
 			       "the receive into the unmapped region"));
 		TRY(e2e_sync(p, "checked"));

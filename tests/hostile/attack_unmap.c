@@ -200,7 +200,7 @@ static int access_gone(struct hpair *hp, struct region *r, enum variant v)
 	uint64_t addr = (uintptr_t)base + rng_below(room - len + 1);
 	uint64_t atomic_addr = ((uintptr_t)base + rng_below(room / 8) * 8);
 	const char *what = variants[v].name;
-	bool lands = r->fresh && !have_uffd();
+	bool lands = r->fresh && !rn_test_have_uffd();
 	int k = (int)rng_below(6);
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
@@ -268,7 +268,7 @@ static int remapped_in_flight(struct hpair *hp, struct region *r)
 	uint32_t len = rng_range(1, 4096);
 	size_t off = rng_below(r->g.len - len + 1);
 
-	if (!have_uffd())
+	if (!rn_test_have_uffd())
 		fill_pattern(hp->local.data, len, rng_next());
 	make_wr(&wr, &sge, V_UNMAP_IN_FLIGHT, IBV_WR_RDMA_WRITE_WITH_IMM,
 		(uintptr_t)hp->local.data, len, hp->local_mr->lkey,
@@ -278,7 +278,7 @@ static int remapped_in_flight(struct hpair *hp, struct region *r)
 	HTRY(take_away(r, V_UNMAP_IN_FLIGHT));
 	HTRY(post_recv(hp->qp[QB], 3, (uintptr_t)hp->target.data, 16,
 		       hp->target_mr->lkey));
-	if (!have_uffd()) {
+	if (!rn_test_have_uffd()) {
 		/*
 		 * The WRITE waits for the receive before it writes anything,
 		 * and the receive comes after the new memory is filled: the

@@ -221,7 +221,7 @@ int main(int argc, char **argv)
 	       PRIu64 " --rounds %u)\n", seed, rounds, seed, rounds);
 	/* Asked before the fork: the children keep the answer. */
 	printf("hostile: userfaultfd: %s\n",
-	       have_uffd() ? "yes" : "no (address-only checks)");
+	       rn_test_have_uffd() ? "yes" : "no (address-only checks)");
 	fflush(stdout);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, pair) || pipe(loot_up) ||
 	    pipe(to_thief)) {

@@ -24,6 +24,8 @@
 #include <sys/types.h>
 #include <infiniband/verbs.h>
 
+#include "have_uffd.h" /* rn_test_have_uffd(): ask before forking */
+
 /* ---- classes and the variants tried in each ------------------------------- */
 
 enum hclass {
@@ -235,14 +237,6 @@ int gbuf_alloc_sparse(struct gbuf *g, size_t len);
 int gbuf_check(const struct gbuf *g, const char *what);
 void gbuf_free(struct gbuf *g);
 size_t page_size(void);
-
-/*
- * Whether this process may make a userfaultfd, as the provider does at
- * open.  Without one, ringnicd checks MRs by address only: memory unmapped
- * under an MR fails, memory mapped there again is reached as this
- * process's own (docs/security.md, "Unmapped memory is not reached").
- */
-bool have_uffd(void);
 
 /* ---- verbs.c ---------------------------------------------------------------------- */
 

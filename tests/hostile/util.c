@@ -3,15 +3,11 @@
  * Failures, counters, randomness, patterns, guarded buffers, and whether
  * this process may have a userfaultfd.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/userfaultfd.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -239,25 +235,3 @@ void gbuf_free(struct gbuf *g)
 	g->map = NULL;
 }
 
-/* ---- userfaultfd ------------------------------------------------------------ */
-
-/*
- * Tried as the provider tries it (make_uffd in providers/ringnic/ringnic.c):
- * what one process of this program may do, all may (same filter, same
- * user), and main asks before any fork.
- */
-bool have_uffd(void)
-{
-	static int have = -1;
-
-	if (have < 0) {
-		int fd = syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
-
-		if (fd < 0 && errno == EINVAL)
-			fd = syscall(SYS_userfaultfd, O_CLOEXEC);
-		have = fd >= 0;
-		if (fd >= 0)
-			close(fd);
-	}
-	return have;
-}
