@@ -36,7 +36,8 @@ build() {
 	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$tmp/$out" "$@" \
 		$(pkg-config --cflags --libs $pkgs) -lpthread
 }
-build rn_e2e "libibverbs ringnic" "$tests"/e2e/*.c &&
+build rn_e2e "libibverbs ringnic" -I"$tests" "$tests"/e2e/*.c \
+	"$tests/have_uffd.c" &&
 	build test_post "ringnic cmocka" "$tests/post/test_post.c" &&
 	build rn_errors_arm ringnic "$tests/events/common.c" \
 		"$tests/events/errors_arm.c" ||
