@@ -1458,6 +1458,99 @@ static int rereg_bound_resp(struct e2e_proc *p)
 	return e2e_close(&s);
 }
 
+/* ---- a receive posted before ------------------------------------------- */
+
+/*
+ * A receive posted into the MR, then the MR moved (TRANSLATION) or given
+ * to another PD (PD): the WQE fails its key check when a SEND arrives.
+ * As on rxe: a local protection error on the receive, a NAK "remote
+ * operational error" to the sender, nothing written anywhere; once both
+ * QPs are reset and reconnected, SENDs into the MR where it now is work.
+ */
+static int rereg_posted_recv_req(struct e2e_proc *p)
+{
+	struct ibv_qp *qpb;
+	struct e2e_opts o;
+	struct e2e_side s;
+	uint32_t qpn, dest_b;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	qpn = s.rem.qpn;
+	TRY(e2e_extra_qp(&s, s.pd, &qpb, &dest_b));
+	fill(s.buf + LOCAL_OFF, 64, 0x71);
+	TRY(e2e_sync(p, "moved"));
+	TRY(send_from(&s, s.qp, 0x71, s.base + LOCAL_OFF, 64, s.mr->lkey,
+		      IBV_WC_REM_OP_ERR));
+	TRY(e2e_recover(&s, s.qp, qpn));
+	TRY(e2e_sync(p, "posted where it is"));
+	fill(s.buf + LOCAL_OFF, 64, 0x72);
+	TRY(send_from(&s, s.qp, 0x72, s.base + LOCAL_OFF, 64, s.mr->lkey,
+		      IBV_WC_SUCCESS));
+	TRY(e2e_sync(p, "other PD"));
+	fill(s.buf + LOCAL_OFF, 64, 0x73);
+	TRY(send_from(&s, s.qp, 0x73, s.base + LOCAL_OFF, 64, s.mr->lkey,
+		      IBV_WC_REM_OP_ERR));
+	TRY(e2e_recover(&s, s.qp, qpn));
+	TRY(e2e_sync(p, "posted on QP B"));
+	fill(s.buf + LOCAL_OFF, 64, 0x74);
+	TRY(send_from(&s, qpb, 0x74, s.base + LOCAL_OFF, 64, s.mr->lkey,
+		      IBV_WC_SUCCESS));
+	TRY(e2e_sync(p, "end"));
+	CHECK(!ibv_destroy_qp(qpb), "ibv_destroy_qp failed");
+	return e2e_close(&s);
+}
+
+static int rereg_posted_recv_resp(struct e2e_proc *p)
+{
+	struct ibv_pd *pdb;
+	struct ibv_qp *qpb;
+	struct regions r;
+	struct e2e_opts o;
+	struct e2e_side s;
+	struct ibv_mr *mr;
+	uint32_t qpn, dest_b;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	qpn = s.rem.qpn;
+	pdb = ibv_alloc_pd(s.ctx);
+	CHECK(pdb, "ibv_alloc_pd: %s", strerror(errno));
+	TRY(e2e_extra_qp(&s, pdb, &qpb, &dest_b));
+	TRY(regions_make(&r));
+	mr = reg_mr_at(s.pd, r.a, REG_LEN, E2E_ACCESS_ALL);
+	TRY(!mr);
+	TRY(post_recv_qp(s.qp, 0x81, r.a + PAGE, PAGE, mr->lkey));
+	TRY(rereg(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, r.b, REG_LEN, 0));
+	TRY(e2e_sync(p, "moved"));
+	TRY(expect_err(rcq_of(&s), 0x81, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
+		       "a receive into the MR's old place"));
+	TRY(e2e_recover(&s, s.qp, qpn));
+	TRY(post_recv_qp(s.qp, 0x82, r.b + PAGE, PAGE, mr->lkey));
+	TRY(e2e_sync(p, "posted where it is"));
+	TRY(expect_recv_data(&s, s.qp, s.rem.qpn, 0x82, r.b + PAGE, 0x72, 0,
+			     64));
+	fill(r.want_b + PAGE, 64, 0x72);
+	TRY(post_recv_qp(s.qp, 0x83, r.b + 2 * PAGE, PAGE, mr->lkey));
+	TRY(rereg(mr, IBV_REREG_MR_CHANGE_PD, pdb, NULL, 0, 0));
+	TRY(e2e_sync(p, "other PD"));
+	TRY(expect_err(rcq_of(&s), 0x83, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
+		       "a receive through an MR of another PD"));
+	TRY(e2e_recover(&s, s.qp, qpn));
+	TRY(post_recv_qp(qpb, 0x84, r.b + 3 * PAGE, PAGE, mr->lkey));
+	TRY(e2e_sync(p, "posted on QP B"));
+	TRY(expect_recv_data(&s, qpb, dest_b, 0x84, r.b + 3 * PAGE, 0x74, 0,
+			     64));
+	fill(r.want_b + 3 * PAGE, 64, 0x74);
+	TRY(e2e_sync(p, "end"));
+	TRY(regions_check(&r));
+	CHECK(!ibv_dereg_mr(mr), "ibv_dereg_mr failed");
+	CHECK(!ibv_destroy_qp(qpb), "ibv_destroy_qp failed");
+	CHECK(!ibv_dealloc_pd(pdb), "ibv_dealloc_pd failed");
+	regions_free(&r);
+	return e2e_close(&s);
+}
+
 /* ================================================================== table */
 
 #define PAIR(g, n, req, resp)                                                  \
@@ -1475,5 +1568,7 @@ const struct e2e_test e2e_memory_tests[] = {
 	PAIR("rereg", "all_at_once", rereg_all_req, rereg_all_resp),
 	PAIR("rereg", "odp_on_off", rereg_odp_req, rereg_odp_resp),
 	PAIR("rereg", "bound_window", rereg_bound_req, rereg_bound_resp),
+	PAIR("rereg", "posted_recv", rereg_posted_recv_req,
+	     rereg_posted_recv_resp),
 	{ 0 },
 };
