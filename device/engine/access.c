@@ -45,6 +45,42 @@ enum ibv_wc_status rn_sgl_resolve(struct rn_client *client, struct rn_pd *pd,
 }
 
 /*
+ * A receive WQE's scatter list as far as a message of reach bytes fills
+ * it: each SGE it reaches is checked for the part written into it, the
+ * SGEs beyond are not (a zero-length SEND reaches none), as rxe and mlx5
+ * check a receive's SGEs only where data lands.  The room of the whole
+ * list decides a length error, which comes before any key check.
+ */
+enum ibv_wc_status rn_scatter_resolve(struct rn_client *client,
+				      struct rn_pd *pd,
+				      const struct rn_sge *sge, unsigned int n,
+				      uint64_t reach, struct rn_iovs *out)
+{
+	struct rn_device *dev = client->dev;
+	uint64_t room = 0, left = reach;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		room += sge[i].length;
+	if (reach > room)
+		return IBV_WC_LOC_LEN_ERR;
+	out->mem = client->mem_fd;
+	out->n = 0;
+	out->len = 0;
+	for (i = 0; i < n && left; i++) {
+		uint64_t part = sge[i].length < left ? sge[i].length : left;
+		struct rn_mr *mr = rn_mr_lookup(dev, sge[i].lkey);
+
+		if (rn_mr_check(mr, sge[i].lkey, client, pd, sge[i].addr, part,
+				IBV_ACCESS_LOCAL_WRITE))
+			return IBV_WC_LOC_PROT_ERR;
+		rn_iovs_add(out, mr, sge[i].addr, part);
+		left -= part;
+	}
+	return IBV_WC_SUCCESS;
+}
+
+/*
  * Through a window: it must be bound, of this owner and PD, bound through
  * this QP if it is of type 2, and grant the right for the whole range;
  * the MR behind it is then checked as any other.

@@ -85,6 +85,10 @@ struct rn_mw *rn_mw_lookup(struct rn_device *dev, uint32_t key);
 enum ibv_wc_status rn_sgl_resolve(struct rn_client *client, struct rn_pd *pd,
 				  const struct rn_sge *sge, unsigned int n,
 				  uint32_t access, struct rn_iovs *out);
+enum ibv_wc_status rn_scatter_resolve(struct rn_client *client,
+				      struct rn_pd *pd,
+				      const struct rn_sge *sge, unsigned int n,
+				      uint64_t reach, struct rn_iovs *out);
 bool rn_remote_resolve(const struct rn_target *t, uint64_t addr, uint32_t rkey,
 		       uint64_t len, uint32_t access, struct rn_iovs *out);
 enum ibv_wc_status rn_gather(struct rn_qp *qp, const struct rn_wqe *w,

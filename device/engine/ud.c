@@ -90,8 +90,14 @@ bool rn_ud_receiver(struct rn_device *dev, uint32_t qpn, uint32_t qkey,
 	case RN_RQ_OK:
 		break;
 	}
-	if (rn_sgl_resolve(rx->resp.client, rx->resp.buf_pd, rx->rwqe.sge,
-			   rx->rwqe.num_sge, IBV_ACCESS_LOCAL_WRITE, &rx->dsts)) {
+	switch (rn_scatter_resolve(rx->resp.client, rx->resp.buf_pd,
+				   rx->rwqe.sge, rx->rwqe.num_sge,
+				   RN_GRH_LEN + len, &rx->dsts)) {
+	case IBV_WC_SUCCESS:
+		return true;
+	case IBV_WC_LOC_LEN_ERR:
+		return dropped(dev, RN_CNT_RX_LENGTH_ERRORS);
+	default: {
 		struct rn_recv_result res = {
 			.status = IBV_WC_LOC_PROT_ERR,
 			.opcode = IBV_WC_RECV,
@@ -101,9 +107,7 @@ bool rn_ud_receiver(struct rn_device *dev, uint32_t qpn, uint32_t qkey,
 		rn_qp_to_error(dst);
 		return false;
 	}
-	if (rx->dsts.len < RN_GRH_LEN + len)
-		return dropped(dev, RN_CNT_RX_LENGTH_ERRORS);
-	return true;
+	}
 }
 
 enum rn_dma_status rn_ud_write_grh(struct rn_ud_rx *rx,

@@ -91,9 +91,8 @@ static bool batch_destination(struct rn_batch *b, const struct rn_wqe *w,
 	    rn_rq_at(resp->rq, b->rq_pos, r) != RN_RQ_OK)
 		return false;
 	if (w->opcode == RN_OP_SEND || w->opcode == RN_OP_SEND_IMM)
-		return !rn_sgl_resolve(resp->client, resp->buf_pd, r->sge,
-				       r->num_sge, IBV_ACCESS_LOCAL_WRITE, to) &&
-		       len <= to->len;
+		return !rn_scatter_resolve(resp->client, resp->buf_pd, r->sge,
+					   r->num_sge, len, to);
 	return rn_remote_resolve(&resp->target, w->remote_addr, w->rkey, len,
 				 IBV_ACCESS_REMOTE_WRITE, to);
 }

@@ -174,8 +174,17 @@ static struct result exec_send(struct rn_qp *qp, const struct rn_wqe *w)
 	case RN_RQ_OK:
 		break;
 	}
-	st = rn_sgl_resolve(resp.client, resp.buf_pd, r.sge, r.num_sge,
-			    IBV_ACCESS_LOCAL_WRITE, &dsts);
+	st = rn_scatter_resolve(resp.client, resp.buf_pd, r.sge, r.num_sge,
+				len, &dsts);
+	if (st == IBV_WC_LOC_LEN_ERR) {
+		if (!reliable(qp))
+			return done(IBV_WC_SUCCESS, len); /* dropped */
+		res = rn_recv_result_of(w, IBV_WC_RECV, 0, qp->qpn);
+		res.status = IBV_WC_LOC_LEN_ERR;
+		rn_recv_complete(&resp, &r, &res);
+		rn_qp_to_error(dst);
+		return done(IBV_WC_REM_INV_REQ_ERR, 0);
+	}
 	if (st) {
 		/* The responder's own buffer is bad: its fault, its error. */
 		res = rn_recv_result_of(w, IBV_WC_RECV, 0, qp->qpn);
@@ -184,15 +193,6 @@ static struct result exec_send(struct rn_qp *qp, const struct rn_wqe *w)
 		rn_qp_to_error(dst);
 		return done(reliable(qp) ? IBV_WC_REM_OP_ERR : IBV_WC_SUCCESS,
 			    len);
-	}
-	if (len > dsts.len) {
-		if (!reliable(qp))
-			return done(IBV_WC_SUCCESS, len); /* dropped */
-		res = rn_recv_result_of(w, IBV_WC_RECV, 0, qp->qpn);
-		res.status = IBV_WC_LOC_LEN_ERR;
-		rn_recv_complete(&resp, &r, &res);
-		rn_qp_to_error(dst);
-		return done(IBV_WC_REM_INV_REQ_ERR, 0);
 	}
 	switch (move_out(dev, w, &src, &dsts, len)) {
 	case RN_DMA_GONE:

@@ -360,14 +360,13 @@ static enum step do_send(struct rn_wire_qp *wq, const struct rn_pkt *p,
 		wq->msg_srqn = srqn;
 		wq->msg_off = 0;
 	}
-	if (rn_sgl_resolve(r.client, r.buf_pd, wq->rwqe.sge, wq->rwqe.num_sge,
-			   IBV_ACCESS_LOCAL_WRITE, &dsts)) {
-		/* The responder's own buffer is bad: its fault, its error. */
-		fail_receive(wq, &r, IBV_WC_LOC_PROT_ERR);
-		refuse_own(wq, RN_PKT_NAK_REM_OP, p->psn);
-		return REFUSED;
-	}
-	if (wq->msg_off + p->payload_len > dsts.len) {
+	/* Each packet checks the SGEs it reaches, as rxe does. */
+	switch (rn_scatter_resolve(r.client, r.buf_pd, wq->rwqe.sge,
+				   wq->rwqe.num_sge,
+				   wq->msg_off + p->payload_len, &dsts)) {
+	case IBV_WC_SUCCESS:
+		break;
+	case IBV_WC_LOC_LEN_ERR:
 		rn_count_qp(wq->qp, RN_CNT_RX_LENGTH_ERRORS);
 		if (!reliable(wq)) {
 			refuse(wq, RN_PKT_NAK_INV_REQ, p->psn); /* dropped */
@@ -375,6 +374,11 @@ static enum step do_send(struct rn_wire_qp *wq, const struct rn_pkt *p,
 		}
 		fail_receive(wq, &r, IBV_WC_LOC_LEN_ERR);
 		refuse_own(wq, RN_PKT_NAK_INV_REQ, p->psn);
+		return REFUSED;
+	default:
+		/* The responder's own buffer is bad: its fault, its error. */
+		fail_receive(wq, &r, IBV_WC_LOC_PROT_ERR);
+		refuse_own(wq, RN_PKT_NAK_REM_OP, p->psn);
 		return REFUSED;
 	}
 	rn_iovs_sub(&dsts, wq->msg_off, p->payload_len, &part);
