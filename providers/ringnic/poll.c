@@ -88,6 +88,48 @@ int rn_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	return n;
 }
 
+/*
+ * A destroyed QP's CQEs leave its CQ, as mlx5 and mlx4 take them out in
+ * ibv_destroy_qp: a consumer never meets a wr_id of a QP it has freed
+ * (libfabric's ofi_rxm relies on it).  The receives of a QP on an SRQ stay
+ * (keep_recv): their buffers were the SRQ's, which lives on.  The device
+ * writes no more CQEs for the QP; those of other QPs that follow are moved
+ * up over the gaps, from the newest down, each with the owner bit of its
+ * new slot, and the consumer counter moves past the gaps.  The device only
+ * writes beyond the CQEs walked here, into slots released by the store of
+ * the consumer counter, which comes last.
+ */
+void rn_cq_discard_qp(struct rn_cq *cq, uint32_t qpn, bool keep_recv)
+{
+	uint32_t mask = cq->entries - 1, n, i, gap = 0;
+
+	cq_lock(cq);
+	for (n = 0; n < cq->entries; n++) {
+		const struct rn_cqe *cqe = &cq->ring[(cq->cons + n) & mask];
+
+		if (__atomic_load_n(&cqe->owner, __ATOMIC_ACQUIRE) !=
+		    RN_CQE_PHASE(cq->cons + n, cq->log2_entries))
+			break;
+	}
+	for (i = n; i-- > 0;) {
+		uint32_t at = cq->cons + i;
+		struct rn_cqe cqe = cq->ring[at & mask];
+
+		if (cqe.qp_num == qpn &&
+		    !(keep_recv && cqe.opcode & IBV_WC_RECV)) {
+			gap++;
+		} else if (gap) {
+			cqe.owner = RN_CQE_PHASE(at + gap, cq->log2_entries);
+			cq->ring[(at + gap) & mask] = cqe;
+		}
+	}
+	if (gap) {
+		cq->cons += gap;
+		release_cqes(cq);
+	}
+	cq_unlock(cq);
+}
+
 static void ring_cq(struct rn_cq *cq)
 {
 	struct rn_context *ctx = to_rn_ctx(cq->ibv_cq.context);

@@ -442,8 +442,14 @@ int rn_destroy_qp(struct ibv_qp *ibqp)
 						 RN_CTL_DESTROY_QP, qp->handle));
 	if (ret)
 		return ret;
-	if (ibqp->send_cq)
+	if (ibqp->send_cq) {
 		send_qp_del(to_rn_cq(ibqp->send_cq), qp);
+		rn_cq_discard_qp(to_rn_cq(ibqp->send_cq), ibqp->qp_num,
+				 ibqp->srq != NULL);
+	}
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		rn_cq_discard_qp(to_rn_cq(ibqp->recv_cq), ibqp->qp_num,
+				 ibqp->srq != NULL);
 	if (qp->mem)
 		munmap(qp->mem, qp->mem_size);
 	pthread_spin_destroy(&qp->sq_lock);

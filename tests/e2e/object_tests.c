@@ -847,6 +847,83 @@ static int rq_acc_resp(struct e2e_proc *p, bool srq)
 static int rq_acc_qp_resp(struct e2e_proc *p) { return rq_acc_resp(p, false); }
 static int rq_acc_srq_resp(struct e2e_proc *p) { return rq_acc_resp(p, true); }
 
+/* ====================================================== destroy_qp_cqes */
+
+/*
+ * ibv_destroy_qp takes the QP's completions out of its CQs, as mlx5 does:
+ * QPs A and B share the responder's receive CQ; four messages arrive, on
+ * A, B, A, B, and stay unpolled; once A is destroyed, the CQ gives B's
+ * two, in order, and nothing of A.
+ */
+static int destroy_cqes_req(struct e2e_proc *p)
+{
+	struct ibv_qp *qps[2];
+	struct e2e_opts o;
+	struct e2e_side s;
+	uint32_t dest_b;
+	unsigned int i;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	qps[0] = s.qp;
+	TRY(e2e_extra_qp(&s, s.pd, &qps[1], &dest_b));
+	TRY(e2e_sync(p, "posted"));
+	for (i = 0; i < 4; i++) {
+		struct ibv_sge sge = sge_of(&s, LOCAL_OFF, 64);
+		struct ibv_send_wr wr = {
+			.wr_id = 0x2000 + i,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+		};
+
+		struct wc_want w = {
+			.wr_id = 0x2000 + i,
+			.status = IBV_WC_SUCCESS,
+			.opcode = IBV_WC_SEND,
+			.byte_len = 64,
+			.qp_num = qps[i % 2]->qp_num,
+		};
+
+		TRY(post_send1(qps[i % 2], &wr));
+		TRY(expect_wc(scq_of(&s), &w, "SEND"));
+	}
+	TRY(e2e_sync(p, "sent"));
+	TRY(e2e_sync(p, "end"));
+	CHECK(!ibv_destroy_qp(qps[1]), "ibv_destroy_qp failed");
+	return e2e_close(&s);
+}
+
+static int destroy_cqes_resp(struct e2e_proc *p)
+{
+	struct ibv_qp *qps[2];
+	struct e2e_opts o;
+	struct e2e_side s;
+	uint32_t dest_b;
+	unsigned int i;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	qps[0] = s.qp;
+	TRY(e2e_extra_qp(&s, s.pd, &qps[1], &dest_b));
+	for (i = 0; i < 4; i++) {
+		struct ibv_sge sge = sge_of(&s, i * 4096, 4096);
+
+		TRY(post_recv1(qps[i % 2], 0x3000 + i, &sge, 1));
+	}
+	TRY(e2e_sync(p, "posted"));
+	TRY(e2e_sync(p, "sent"));
+	CHECK(!ibv_destroy_qp(qps[0]), "ibv_destroy_qp failed");
+	s.qp = qps[1];
+	s.rem.qpn = dest_b;
+	TRY(expect_recv_ok(&s, 0x3001, IBV_WC_RECV, 64, false, 0));
+	TRY(expect_recv_ok(&s, 0x3003, IBV_WC_RECV, 64, false, 0));
+	TRY(expect_no_wc(rcq_of(&s), 20, "receive CQ after the destroy"));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
 /* ================================================================== table */
 
 #define PAIR(g, n, req, resp)                                                  \
@@ -858,6 +935,7 @@ const struct e2e_test e2e_object_tests[] = {
 	ONE("objects", "data_in_order", data_in_order),
 	ONE("objects", "unsupported", unsupported),
 	PAIR("objects", "resize_cq", resize_req, resize_plain_resp),
+	PAIR("objects", "destroy_qp_cqes", destroy_cqes_req, destroy_cqes_resp),
 	PAIR("objects", "resize_cq_ex", resize_req, resize_ex_resp),
 	PAIR("accounting", "send_queue", sq_acc_req, sq_acc_resp),
 	PAIR("accounting", "recv_queue", rq_acc_req, rq_acc_qp_resp),
