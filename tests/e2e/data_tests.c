@@ -1515,73 +1515,6 @@ static int zero_resp(struct e2e_proc *p)
 	return e2e_close(&s);
 }
 
-/*
- * A receive's SGEs are checked as far as the message reaches, as on rxe
- * and mlx5: a zero-length SEND into a receive whose only SGE has a bad
- * key, and a 64-byte SEND into a receive whose second SGE has one, both
- * succeed; a 100-byte SEND that reaches that second SGE fails it (a local
- * protection error there, a remote operational error at the sender).
- */
-static int recv_reached_req(struct e2e_proc *p)
-{
-	struct e2e_opts o;
-	struct e2e_side s;
-	struct ibv_send_wr wr;
-	struct ibv_sge sge;
-
-	e2e_default_opts(&o);
-	TRY(e2e_setup(&s, p, &o));
-	fill(s.buf + 8192, 100, 31);
-	TRY(e2e_sync(p, "recv posted"));
-	wr = rdma_wr(1, IBV_WR_SEND, NULL, 0, 0, 0);
-	TRY(post_send1(s.qp, &wr));
-	TRY(expect_send_ok(&s, 1, IBV_WC_SEND, 0));
-	sge = sge_of(&s, 8192, 64);
-	wr = rdma_wr(2, IBV_WR_SEND, &sge, 1, 0, 0);
-	TRY(post_send1(s.qp, &wr));
-	TRY(expect_send_ok(&s, 2, IBV_WC_SEND, 64));
-	sge = sge_of(&s, 8192, 100);
-	wr = rdma_wr(3, IBV_WR_SEND, &sge, 1, 0, 0);
-	TRY(post_send1(s.qp, &wr));
-	TRY(expect_err(scq_of(&s), 3, IBV_WC_REM_OP_ERR, s.qp->qp_num,
-		       "a SEND reaching a bad SGE"));
-	TRY(e2e_sync(p, "end"));
-	return e2e_close(&s);
-}
-
-static int recv_reached_resp(struct e2e_proc *p)
-{
-	struct ibv_sge sge[2];
-	struct e2e_opts o;
-	struct e2e_side s;
-
-	e2e_default_opts(&o);
-	TRY(e2e_setup(&s, p, &o));
-	memset(s.buf, FILLER, o.buf_len);
-	sge[0] = sge_of(&s, 0, 64);
-	sge[0].lkey ^= 0x80;
-	TRY(post_recv1(s.qp, 21, sge, 1));
-	sge[0] = sge_of(&s, 4096, 64);
-	sge[1] = sge_of(&s, 8192, 64);
-	sge[1].lkey ^= 0x80;
-	TRY(post_recv1(s.qp, 22, sge, 2));
-	sge[0] = sge_of(&s, 12288, 64);
-	sge[1] = sge_of(&s, 16384, 64);
-	sge[1].lkey ^= 0x80;
-	TRY(post_recv1(s.qp, 23, sge, 2));
-	TRY(e2e_sync(p, "recv posted"));
-	TRY(expect_recv_ok(&s, 21, IBV_WC_RECV, 0, false, 0));
-	TRY(expect_recv_ok(&s, 22, IBV_WC_RECV, 64, false, 0));
-	TRY(check_fill(s.buf + 4096, 64, 31, "data in the SGE reached"));
-	TRY(expect_err(rcq_of(&s), 23, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
-		       "a receive whose bad SGE the message reaches"));
-	TRY(e2e_sync(p, "end"));
-	TRY(check_untouched(s.buf, 0, 4096, "behind the bad key"));
-	TRY(check_untouched(s.buf, 4096 + 64, 8192 - 64, "past the SGE reached"));
-	TRY(check_untouched(s.buf, 16384, 4096, "behind the bad key"));
-	return e2e_close(&s);
-}
-
 /* ============================================================== signaling */
 
 /*
@@ -2146,7 +2079,6 @@ const struct e2e_test e2e_data_tests[] = {
 	PAIR("sge", "write_16_sge", sge_write_req, sge_write_resp),
 	PAIR("sge", "read_16_sge", sge_read_req, sge_read_resp),
 	PAIR("sge", "zero_length", zero_req, zero_resp),
-	PAIR("sge", "recv_reached", recv_reached_req, recv_reached_resp),
 	PAIR("signal", "unsignaled", unsignaled_req, unsignaled_resp),
 	PAIR("signal", "sq_sig_all", sig_all_req, sig_all_resp),
 	PAIR("wrapi", "all_opcodes", wr_api_req, wr_api_resp),

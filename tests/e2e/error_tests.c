@@ -993,6 +993,73 @@ static int sq_full_resp(struct e2e_proc *p)
 	return e2e_close(&s);
 }
 
+/*
+ * A receive's SGEs are checked as far as the message reaches, as on rxe
+ * and mlx5: a zero-length SEND into a receive whose only SGE has a bad
+ * key, and a 64-byte SEND into a receive whose second SGE has one, both
+ * succeed; a 100-byte SEND that reaches that second SGE fails it (a local
+ * protection error there, a remote operational error at the sender).
+ */
+static int recv_reached_req(struct e2e_proc *p)
+{
+	struct e2e_opts o;
+	struct e2e_side s;
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	fill(s.buf + 8192, 100, 31);
+	TRY(e2e_sync(p, "recv posted"));
+	wr = send_wr(1, NULL, 0, IBV_SEND_SIGNALED);
+	TRY(post_send1(s.qp, &wr));
+	TRY(expect_send_ok(&s, 1, IBV_WC_SEND, 0));
+	sge = sge_of(&s, 8192, 64);
+	wr = send_wr(2, &sge, 1, IBV_SEND_SIGNALED);
+	TRY(post_send1(s.qp, &wr));
+	TRY(expect_send_ok(&s, 2, IBV_WC_SEND, 64));
+	sge = sge_of(&s, 8192, 100);
+	wr = send_wr(3, &sge, 1, IBV_SEND_SIGNALED);
+	TRY(post_send1(s.qp, &wr));
+	TRY(expect_err(scq_of(&s), 3, IBV_WC_REM_OP_ERR, s.qp->qp_num,
+		       "a SEND reaching a bad SGE"));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
+static int recv_reached_resp(struct e2e_proc *p)
+{
+	struct ibv_sge sge[2];
+	struct e2e_opts o;
+	struct e2e_side s;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	memset(s.buf, FILLER, o.buf_len);
+	sge[0] = sge_of(&s, 0, 64);
+	sge[0].lkey ^= 0x80;
+	TRY(post_recv1(s.qp, 21, sge, 1));
+	sge[0] = sge_of(&s, 4096, 64);
+	sge[1] = sge_of(&s, 8192, 64);
+	sge[1].lkey ^= 0x80;
+	TRY(post_recv1(s.qp, 22, sge, 2));
+	sge[0] = sge_of(&s, 12288, 64);
+	sge[1] = sge_of(&s, 16384, 64);
+	sge[1].lkey ^= 0x80;
+	TRY(post_recv1(s.qp, 23, sge, 2));
+	TRY(e2e_sync(p, "recv posted"));
+	TRY(expect_recv_ok(&s, 21, IBV_WC_RECV, 0, false, 0));
+	TRY(expect_recv_ok(&s, 22, IBV_WC_RECV, 64, false, 0));
+	TRY(check_fill(s.buf + 4096, 64, 31, "data in the SGE reached"));
+	TRY(expect_err(rcq_of(&s), 23, IBV_WC_LOC_PROT_ERR, s.qp->qp_num,
+		       "a receive whose bad SGE the message reaches"));
+	TRY(e2e_sync(p, "end"));
+	TRY(check_untouched(s.buf, 0, 4096, "behind the bad key"));
+	TRY(check_untouched(s.buf, 4096 + 64, 8192 - 64, "past the SGE reached"));
+	TRY(check_untouched(s.buf, 16384, 4096, "behind the bad key"));
+	return e2e_close(&s);
+}
+
 /* ================================================================== table */
 
 #define PAIR(g, n, req, resp)                                                  \
@@ -1024,6 +1091,7 @@ const struct e2e_test e2e_error_tests[] = {
 	PAIR("errors", "atomic_into_readonly", err_req_21, err_resp_21),
 	PAIR("errors", "recv_too_small", err_req_22, err_resp_22),
 	PAIR("errors", "recv_into_readonly", err_req_23, err_resp_23),
+	PAIR("errors", "recv_sges_reached", recv_reached_req, recv_reached_resp),
 	PAIR("retry", "rnr_exhausted", rnr_req, rnr_resp),
 	PAIR("retry", "rnr_forever", rnr_forever_req, rnr_forever_resp),
 	{ .group = "retry", .name = "no_peer_qp", .nroles = 1,
