@@ -439,6 +439,12 @@ int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *re
 		return 0;
 	}
 	if (next == IBV_QPS_ERR) {
+		/* WQEs posted before the call run first, as a NIC has started
+		 * them when the doorbell rang: rdma_disconnect right after a
+		 * SEND must not flush it (libfabric's ofi_rxm does that).
+		 */
+		if (cur == IBV_QPS_RTS)
+			rn_engine_drain(qp);
 		apply_attrs(qp, &req->attr, mask);
 		rn_qp_to_error(qp);
 		return 0;

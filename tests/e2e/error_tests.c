@@ -994,6 +994,54 @@ static int sq_full_resp(struct e2e_proc *p)
 }
 
 /*
+ * A SEND posted just before ibv_modify_qp to ERR (rdma_disconnect does
+ * that) reaches the responder, as on a NIC, which started it when the
+ * doorbell rang; the requester's WQE completes or is flushed (on the
+ * wire, its ACK may come back to a QP in ERR).
+ */
+static int send_then_err_req(struct e2e_proc *p)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct e2e_opts o;
+	struct e2e_side s;
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	fill(s.buf + LOCAL_OFF, 64, 41);
+	TRY(e2e_sync(p, "recv posted"));
+	sge = sge_of(&s, LOCAL_OFF, 64);
+	wr = send_wr(1, &sge, 1, IBV_SEND_SIGNALED);
+	TRY(post_send1(s.qp, &wr));
+	CHECK(!ibv_modify_qp(s.qp, &attr, IBV_QP_STATE),
+	      "ibv_modify_qp to ERR failed");
+	TRY(poll_one(scq_of(&s), &wc, E2E_WAIT_MS));
+	CHECK(wc.wr_id == 1 && (wc.status == IBV_WC_SUCCESS ||
+				wc.status == IBV_WC_WR_FLUSH_ERR),
+	      "the SEND completed with wr_id %#llx, status %s",
+	      (unsigned long long)wc.wr_id, wc_status_name(wc.status));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
+static int send_then_err_resp(struct e2e_proc *p)
+{
+	struct e2e_opts o;
+	struct e2e_side s;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	TRY(post_recv_buf(&s, 11, 0, 4096));
+	TRY(e2e_sync(p, "recv posted"));
+	TRY(expect_recv_ok(&s, 11, IBV_WC_RECV, 64, false, 0));
+	TRY(check_fill(s.buf, 64, 41, "the SEND posted before the error"));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
+/*
  * A receive's SGEs are checked as far as the message reaches, as on rxe
  * and mlx5: a zero-length SEND into a receive whose only SGE has a bad
  * key, and a 64-byte SEND into a receive whose second SGE has one, both
@@ -1092,6 +1140,7 @@ const struct e2e_test e2e_error_tests[] = {
 	PAIR("errors", "recv_too_small", err_req_22, err_resp_22),
 	PAIR("errors", "recv_into_readonly", err_req_23, err_resp_23),
 	PAIR("errors", "recv_sges_reached", recv_reached_req, recv_reached_resp),
+	PAIR("errors", "send_then_err", send_then_err_req, send_then_err_resp),
 	PAIR("retry", "rnr_exhausted", rnr_req, rnr_resp),
 	PAIR("retry", "rnr_forever", rnr_forever_req, rnr_forever_resp),
 	{ .group = "retry", .name = "no_peer_qp", .nroles = 1,
