@@ -20,6 +20,9 @@ struct rn_netdev_opts {
 
 #define RN_RUNTIME_DIR_MAX 96
 
+/* How often a GID's socket that could not be bound is tried again. */
+#define RN_GID_RETRY_NS 1000000000ull
+
 /*
  * The process around the device: its paths, its descriptors other than
  * the device's, and its event loop.  main.c's one thread owns it.
@@ -50,6 +53,7 @@ struct rn_daemon {
 	int netdev_timer_fd; /* kernel mode: re-reads of the kernel's GIDs */
 	struct rn_watch netdev_timer_watch;
 	uint32_t kernel_rereads; /* how many of them are still due */
+	struct rn_timer gid_retry; /* sockets that could not be bound: again */
 	bool stop;
 	uint64_t idle_poll_ns; /* polling after the last work, then sleep */
 	struct rn_timer counters_timer; /* the counter files are due */
