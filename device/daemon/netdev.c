@@ -378,7 +378,8 @@ static void look(const struct rn_device *dev, struct port_view *v)
  * After the interface (changes, from core/port.c) or only the wire
  * (rebind: the retry of the sockets that could not be bound) changed:
  * the wire's sockets for the table, then what applications see of the
- * port against what they saw (was) logged, published and announced.
+ * port against what they saw (was) logged, published and announced; in
+ * kernel mode the stub is told whether the port has a GID it can use.
  */
 static void settle(struct rn_device *dev, unsigned int changes, bool rebind,
 		   const struct port_view *was)
@@ -403,6 +404,13 @@ static void settle(struct rn_device *dev, unsigned int changes, bool rebind,
 	if (memcmp(now.unbound, was->unbound, sizeof(now.unbound)) ||
 	    memcmp(now.errors, was->errors, sizeof(now.errors)))
 		changes |= RN_PORT_UNBOUND;
+	if (dev->kdev_fd >= 0 && rn_port_no_gid(dev) != d->kernel_no_gid) {
+		d->kernel_no_gid = !d->kernel_no_gid;
+		if (rn_kdev_port(dev, d->kernel_no_gid))
+			rn_warn("%s: cannot tell ringnic.ko whether the port has "
+				"a GID it can use (an older ringnic.ko?)\n",
+				dev->name);
+	}
 	if (!changes)
 		return;
 	log_changes(dev, changes);
