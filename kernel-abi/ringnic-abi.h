@@ -65,8 +65,13 @@
  * In class/infiniband/<ibdev>/:
  *   RN_SYSFS_CONTROL   absolute path of the device's control socket
  *   device/modalias    RN_MODALIAS_PREFIX "<ibdev>", what the provider matches
+ *   ports/1/RN_SYSFS_UNBOUND  the port's addresses that are no GID because
+ *                      their UDP port cannot be bound, one a line:
+ *                      "ADDRESS: cannot bind UDP port 4791: REASON"; absent
+ *                      when there are none (ringnic-run says them)
  */
 #define RN_SYSFS_CONTROL "ringnic_control"
+#define RN_SYSFS_UNBOUND "ringnic_unbound"
 #define RN_MODALIAS_PREFIX "ringnic:"
 
 #endif

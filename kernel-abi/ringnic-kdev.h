@@ -15,7 +15,8 @@
  *   read()                 one struct rn_kdev_req (blocks unless O_NONBLOCK;
  *                          poll() says when one waits)
  *   write()                one struct rn_kdev_reply, struct rn_kdev_event,
- *                          struct rn_kdev_counters or struct rn_kdev_gsi
+ *                          struct rn_kdev_counters, struct rn_kdev_gsi or
+ *                          struct rn_kdev_port
  * Closing it (ringnicd exiting) detaches: every open context of the device
  * gets IBV_EVENT_DEVICE_FATAL and fails from then on.
  *
@@ -74,6 +75,7 @@ enum rn_kdev_out_type {
 	RN_KDEV_EVENT,
 	RN_KDEV_COUNTERS,
 	RN_KDEV_GSI_RECV,
+	RN_KDEV_PORT,
 };
 
 struct rn_kdev_reply {
@@ -111,6 +113,18 @@ struct rn_kdev_counters {
 	__u32 type; /* RN_KDEV_COUNTERS */
 	__u32 count; /* RN_CNT_MAX */
 	__u64 values[RN_CNT_MAX];
+};
+
+/*
+ * What ringnicd can do with the port's GIDs, when that changes: none of
+ * them is reachable (their UDP port 4791 cannot be bound: another RoCE
+ * stack, such as rdma_rxe, holds it) and the stub reports the port INIT
+ * rather than ACTIVE while its link is up.  Until ringnicd says so, and
+ * once it detaches, the stub assumes it can.
+ */
+struct rn_kdev_port {
+	__u32 type; /* RN_KDEV_PORT */
+	__u32 no_gid; /* 1: ringnicd can use none of the port's GIDs */
 };
 
 /*

@@ -193,6 +193,7 @@ void rn_daemon_detach_dev(struct rn_dev *dev, bool fatal)
 	}
 	dev->daemon = NULL;
 	dev->gsi_queued = 0;
+	dev->no_gid = false; /* the next ringnicd says */
 	d->dev = NULL;
 	list_splice_init(&d->unread, &gone);
 	list_splice_init(&d->waiting, &gone);
@@ -538,6 +539,19 @@ static ssize_t write_gsi(struct rn_daemon *d, const char __user *buf)
 	return ret;
 }
 
+static ssize_t write_port(struct rn_daemon *d, const char __user *buf)
+{
+	struct rn_kdev_port p;
+	int ret;
+
+	if (copy_from_user(&p, buf, sizeof(p)))
+		return -EFAULT;
+	if (p.no_gid > 1)
+		return -EINVAL;
+	ret = rn_dev_set_no_gid(d, p.no_gid);
+	return ret ? ret : sizeof(p);
+}
+
 static ssize_t kdev_write(struct file *f, const char __user *buf, size_t count,
 			  loff_t *pos)
 {
@@ -554,6 +568,8 @@ static ssize_t kdev_write(struct file *f, const char __user *buf, size_t count,
 		return write_counters(d, buf);
 	if (type == RN_KDEV_GSI_RECV && count == sizeof(struct rn_kdev_gsi))
 		return write_gsi(d, buf);
+	if (type == RN_KDEV_PORT && count == sizeof(struct rn_kdev_port))
+		return write_port(d, buf);
 	return -EINVAL;
 }
 

@@ -71,6 +71,55 @@ void rn_dev_detach_daemon(struct rn_daemon *d)
 	mutex_unlock(&rn_devices_lock);
 }
 
+static bool rn_link_up(const struct rn_dev *dev)
+{
+	return netif_running(dev->ndev) && netif_carrier_ok(dev->ndev);
+}
+
+/*
+ * ringnicd can use none of the port's GIDs (their UDP port is another
+ * RoCE stack's, such as rdma_rxe's), or can again: the port is INIT, not
+ * ACTIVE, while it cannot, and applications hear PORT_ERR and PORT_ACTIVE
+ * as for the link.
+ */
+int rn_dev_set_no_gid(struct rn_daemon *d, bool no_gid)
+{
+	struct ib_event ev = { .element.port_num = 1 };
+	bool changed = false, up = false;
+	struct rn_dev *dev;
+
+	/* Under the lock rn_dealloc_driver has not dropped the netdev; the
+	 * device itself stays pinned for the event.
+	 */
+	mutex_lock(&rn_devices_lock);
+	spin_lock(&rn_lock);
+	dev = d->dev;
+	if (dev && dev->no_gid != no_gid) {
+		WRITE_ONCE(dev->no_gid, no_gid);
+		changed = true;
+		get_device(&dev->ibdev.dev);
+	}
+	spin_unlock(&rn_lock);
+	if (changed)
+		up = rn_link_up(dev);
+	mutex_unlock(&rn_devices_lock);
+	if (!dev)
+		return -ENODEV;
+	if (!changed)
+		return 0;
+	if (no_gid)
+		dev_warn(&dev->ibdev.dev, "ringnicd can use none of port 1's GIDs (their UDP port 4791 is taken: rdma_rxe?): port 1 INIT until it can\n");
+	else
+		dev_info(&dev->ibdev.dev, "ringnicd can use port 1's GIDs\n");
+	if (up) {
+		ev.device = &dev->ibdev;
+		ev.event = no_gid ? IB_EVENT_PORT_ERR : IB_EVENT_PORT_ACTIVE;
+		ib_dispatch_event(&ev);
+	}
+	put_device(&dev->ibdev.dev);
+	return 0;
+}
+
 #define RN_ODP_RELIABLE                                                        \
 	(IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE |    \
 	 IB_ODP_SUPPORT_READ | IB_ODP_SUPPORT_ATOMIC)
@@ -129,18 +178,18 @@ static int rn_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
  * The kernel asks for the port with no context to reach ringnicd through
  * (sysfs, netlink, its GID cache at registration and at port events, as
  * well as uverbs): the answer is the stub's own, the state from whether a
- * ringnicd is attached and the netdev.  ringnicd's would add only its
- * Q_Key violation counter.
+ * ringnicd is attached, the netdev and whether ringnicd can use a GID.
+ * ringnicd's would add only its Q_Key violation counter.
  */
 static int rn_query_port(struct ib_device *ibdev, u32 port,
 			 struct ib_port_attr *attr)
 {
 	struct rn_dev *dev = to_rn_dev(ibdev);
-	bool up = READ_ONCE(dev->daemon) && netif_running(dev->ndev) &&
-		  netif_carrier_ok(dev->ndev);
+	bool up = READ_ONCE(dev->daemon) && rn_link_up(dev);
 
 	/* The caller zeroed *attr. */
-	attr->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	attr->state = !up ? IB_PORT_DOWN :
+		      READ_ONCE(dev->no_gid) ? IB_PORT_INIT : IB_PORT_ACTIVE;
 	attr->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
 				IB_PORT_PHYS_STATE_DISABLED;
 	attr->max_mtu = IB_MTU_4096;

@@ -35,6 +35,8 @@ struct rn_dev {
 	struct rn_devctx *devctx; /* under devctx_lock: the newest, or NULL */
 	/* Under rn_lock: */
 	struct rn_daemon *daemon; /* the attached ringnicd, or NULL */
+	/* It can use none of the port's GIDs (struct rn_kdev_port): INIT. */
+	bool no_gid;
 	struct xarray contexts; /* ringnicd's context id -> struct rn_ucontext */
 	u32 next_ctx;
 	u64 counters[RN_CNT_MAX]; /* the port's, as ringnicd last sent them */
@@ -204,6 +206,7 @@ static inline struct rn_ucontext *to_rn_uc(struct ib_ucontext *ibuc)
 /* main.c */
 int rn_dev_attach_daemon(struct rn_daemon *d, const char *name, __u64 *guid);
 void rn_dev_detach_daemon(struct rn_daemon *d);
+int rn_dev_set_no_gid(struct rn_daemon *d, bool no_gid);
 
 /* daemon.c */
 int rn_daemon_init(void);

@@ -11,9 +11,12 @@
 #     | veth pair, MTU 1500 (eth0's, so active_mtu 1024 as rxe0's)
 #   netns rnw1   vw1 198.18.0.2/24   ringnicd rnw1 (userspace mode)
 #
-# Both wire devices are in child namespaces: rxe's UDP socket holds port
-# 4791 on the wildcard address of the initial one.  They publish in the
-# same runtime dir as rnu0, so ringnic-run finds all three.  Then runs
+# Every ringnic device is in a child namespace: rxe's UDP socket holds
+# port 4791 on the wildcard addresses of the initial one, where no address
+# could be a GID of theirs.  ringnic0 and rnu0 each sit on a veth end of
+# their own (MTU 1500, eth0's), their pairs local all the same; the tools
+# run in the initial namespace.  The userspace devices publish in one
+# runtime dir, so ringnic-run finds all three.  Then runs
 # bench/vm/inner.sh over all devices REPS times, each time followed by
 # plain UDP over the wire's veth pair, appending to OUT_DIR/vm-raw.csv,
 # and prints the wire devices' non-zero hw_counters
@@ -33,18 +36,31 @@ devices=${RINGNIC_BENCH_DEVICES:-ringnic0 ringnic-user:rnu0 ringnic-wire:rnw0:rn
 poll=()
 [ -n "${RINGNIC_BENCH_POLL_US:-}" ] && poll=(--poll-us "$RINGNIC_BENCH_POLL_US")
 
-# rxe first: it binds UDP port 4791 on the wildcard address when it
+# rxe first: it binds UDP port 4791 on the wildcard addresses when it
 # loads, which fails once a ringnicd holds the port on eth0's address.
-# The ringnicds of the initial namespace do not need the wire (their
-# pairs are local), so they only warn that they cannot bind it.
 "$here/inner.sh" --out "$out/vm-raw.csv" --setup rxe,siw --siw-ko "$out/siw.ko"
 
-rdma link add ringnic0 type ringnic netdev eth0 || exit 1
-ringnicd --name ringnic0 --runtime-dir /run/ringnic-k --foreground "${poll[@]}" \
-	2>/tmp/ringnicd-k.log &
-daemons=($!)
+# own_veth NS ADDR: namespace NS with a veth pair of its own, vNS up with
+# ADDR (its GID 1 in kernel mode, after the default GID; GID 0 in
+# userspace mode, with no link-local address).
+own_veth() {
+	ip netns add "$1" && ip -n "$1" link set lo up &&
+		ip -n "$1" link add "v$1" type veth peer name "v$1-p" &&
+		ip -n "$1" link set "v$1" addrgenmode none mtu 1500 up &&
+		ip -n "$1" link set "v$1-p" up &&
+		ip -n "$1" addr add "$2/24" dev "v$1"
+}
+# ringnic.ko's device made from inside its namespace: the RDMA core, in
+# its default shared mode, shows it in every namespace.
+own_veth rnk 198.18.1.1 &&
+	ip netns exec rnk rdma link add ringnic0 type ringnic netdev vrnk || exit 1
+ip netns exec rnk ringnicd --name ringnic0 --runtime-dir /run/ringnic-k \
+	--foreground "${poll[@]}" 2>/tmp/ringnicd-k.log &
+daemons=($!) # ip execs ringnicd
 export RINGNIC_RUNTIME_DIR=/run/ringnic-u
-ringnicd --name rnu0 --foreground "${poll[@]}" 2>/tmp/ringnicd-u.log &
+own_veth rnu 198.18.2.1 || exit 1
+ip netns exec rnu ringnicd --name rnu0 --netdev vrnu --foreground "${poll[@]}" \
+	2>/tmp/ringnicd-u.log &
 daemons+=($!)
 
 for i in 0 1; do

@@ -22,6 +22,15 @@ bool rn_gid_is_link_local(const uint8_t *gid)
 	return gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80;
 }
 
+bool rn_gid_is_loopback(const uint8_t *gid)
+{
+	static const uint8_t ipv6[RN_GID_LEN] = { [15] = 1 };
+
+	if (rn_gid_is_ipv4(gid))
+		return gid[12] == 127;
+	return !memcmp(gid, ipv6, sizeof(ipv6));
+}
+
 void rn_gid_from_addr(uint8_t *gid, int family, const void *addr)
 {
 	memset(gid, 0, RN_GID_LEN);

@@ -26,6 +26,8 @@ bool rn_gid_is_ipv4(const uint8_t *gid);
 bool rn_gid_is_zero(const uint8_t *gid);
 /* IPv6 link-local (fe80::/10). */
 bool rn_gid_is_link_local(const uint8_t *gid);
+/* A loopback address (127.0.0.0/8, ::1): its packets never leave the host. */
+bool rn_gid_is_loopback(const uint8_t *gid);
 /* The GID of an address of the family (AF_INET: 4 bytes, AF_INET6: 16). */
 void rn_gid_from_addr(uint8_t *gid, int family, const void *addr);
 /* The GID of a socket address; all zeros for another family. */

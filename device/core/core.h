@@ -15,14 +15,19 @@
 void rn_count_qp(struct rn_qp *qp, enum rn_counter c);
 void rn_port_init(struct rn_device *dev);
 enum ibv_mtu rn_port_mtu_of(uint32_t netdev_mtu);
+bool rn_port_no_gid(const struct rn_device *dev);
+enum ibv_port_state rn_port_state(const struct rn_device *dev);
 unsigned int rn_port_set_link(struct rn_device *dev, const struct rn_link *link);
 unsigned int rn_port_set_gids(struct rn_device *dev, const union ibv_gid *addrs,
 			      uint32_t naddrs);
-void rn_port_announce(struct rn_device *dev, unsigned int changes);
+void rn_port_announce(struct rn_device *dev, unsigned int changes,
+		      enum ibv_port_state was);
 bool rn_port_gid_valid(const struct rn_device *dev, uint32_t index);
+void rn_port_gid_table(const struct rn_device *dev, union ibv_gid *table);
 bool rn_port_gid_nameable(const struct rn_device *dev, uint32_t index);
 uint32_t rn_port_gid_mask(const struct rn_device *dev);
 int rn_port_gid_index(const struct rn_device *dev, const uint8_t *gid);
+int rn_port_address_index(const struct rn_device *dev, const uint8_t *gid);
 int rn_port_gid_first(const struct rn_device *dev);
 void rn_port_gid_hold(struct rn_device *dev, int index);
 void rn_port_gid_put(struct rn_device *dev, int index);

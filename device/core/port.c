@@ -3,7 +3,8 @@
  * Port 1, bound to a network device as rxe's port is: its state follows
  * the link, its active MTU the interface's MTU, its GID table the
  * interface's addresses (daemon/netdev.c reports them; in kernel mode the table
- * is the kernel's, read by daemon/kdev.c).  And the port's counters.
+ * is the kernel's, read by daemon/kdev.c) that the wire can reach.  And
+ * the port's counters.
  */
 #include <string.h>
 
@@ -77,11 +78,37 @@ enum ibv_mtu rn_port_mtu_of(uint32_t netdev_mtu)
 	return mtu;
 }
 
+/* The port has addresses and none of them is a GID: the wire can reach none. */
+bool rn_port_no_gid(const struct rn_device *dev)
+{
+	bool addresses = false;
+	int i;
+
+	for (i = 0; i < RN_GID_TABLE_LEN; i++) {
+		if (rn_port_gid_valid(dev, i))
+			return false;
+		addresses |= !rn_gid_is_zero(dev->port.gids[i].raw);
+	}
+	return addresses;
+}
+
+/*
+ * DOWN without a link.  INIT (the link up, the port not usable) when no
+ * address is a GID (rn_port_no_gid).  ACTIVE otherwise, with no address
+ * at all too, as rxe's port is.
+ */
+enum ibv_port_state rn_port_state(const struct rn_device *dev)
+{
+	if (!dev->port.link_up)
+		return IBV_PORT_DOWN;
+	return rn_port_no_gid(dev) ? IBV_PORT_INIT : IBV_PORT_ACTIVE;
+}
+
 /* The interface, its link and MTU; returns what changed (RN_PORT_*). */
 unsigned int rn_port_set_link(struct rn_device *dev, const struct rn_link *link)
 {
 	struct rn_port *p = &dev->port;
-	bool up = link->ifindex && link->running;
+	enum ibv_port_state was = rn_port_state(dev);
 	unsigned int changes = 0;
 
 	if (p->ifindex != link->ifindex || strcmp(p->ifname, link->ifname)) {
@@ -89,10 +116,9 @@ unsigned int rn_port_set_link(struct rn_device *dev, const struct rn_link *link)
 		memcpy(p->ifname, link->ifname, sizeof(p->ifname));
 		changes |= RN_PORT_NETDEV;
 	}
-	if (p->link_up != up) {
-		p->link_up = up;
+	p->link_up = link->ifindex && link->running;
+	if (rn_port_state(dev) != was)
 		changes |= RN_PORT_STATE;
-	}
 	/* A vanished interface keeps its last MTU: nothing to carry anyway. */
 	if (link->ifindex && p->netdev_mtu != link->mtu) {
 		p->netdev_mtu = link->mtu;
@@ -100,6 +126,18 @@ unsigned int rn_port_set_link(struct rn_device *dev, const struct rn_link *link)
 		changes |= RN_PORT_MTU;
 	}
 	return changes;
+}
+
+/* The entry holding address gid, a GID or not; or -1. */
+int rn_port_address_index(const struct rn_device *dev, const uint8_t *gid)
+{
+	int i;
+
+	for (i = 0; i < RN_GID_TABLE_LEN; i++)
+		if (!rn_gid_is_zero(dev->port.gids[i].raw) &&
+		    !memcmp(dev->port.gids[i].raw, gid, 16))
+			return i;
+	return -1;
 }
 
 static bool gid_listed(const union ibv_gid *gid, const union ibv_gid *addrs,
@@ -132,10 +170,12 @@ unsigned int rn_port_set_gids(struct rn_device *dev, const union ibv_gid *addrs,
 		if (rn_gid_is_zero(p->gids[i].raw) || gid_listed(&p->gids[i], addrs, naddrs))
 			continue;
 		memset(&p->gids[i], 0, sizeof(p->gids[i]));
+		p->gid_errors[i] = 0;
 		changes = RN_PORT_GIDS;
 	}
 	for (i = 0; i < naddrs; i++) {
-		if (rn_gid_is_zero(addrs[i].raw) || rn_port_gid_index(dev, addrs[i].raw) >= 0)
+		if (rn_gid_is_zero(addrs[i].raw) ||
+		    rn_port_address_index(dev, addrs[i].raw) >= 0)
 			continue;
 		for (slot = 0; slot < RN_GID_TABLE_LEN; slot++)
 			if (rn_gid_is_zero(p->gids[slot].raw) && !p->gid_users[slot])
@@ -152,31 +192,64 @@ unsigned int rn_port_set_gids(struct rn_device *dev, const union ibv_gid *addrs,
 }
 
 /*
- * Tell every context what changed, as the kernel does: PORT_ACTIVE or
- * PORT_ERR when the state changed, GID_CHANGE when the table did; each
- * names port 1.  Kernel contexts get the kernel's own events instead.
+ * Tell every context what changed, as the kernel does: PORT_ACTIVE when
+ * the port became ACTIVE, PORT_ERR when it stopped being ACTIVE (the
+ * state was 'was'), GID_CHANGE when the table did; each names port 1.
+ * Kernel contexts get the kernel's own events instead.
  */
-void rn_port_announce(struct rn_device *dev, unsigned int changes)
+void rn_port_announce(struct rn_device *dev, unsigned int changes,
+		      enum ibv_port_state was)
 {
+	bool active = rn_port_state(dev) == IBV_PORT_ACTIVE;
 	struct rn_list *pos, *tmp;
 
+	if (active == (was == IBV_PORT_ACTIVE))
+		changes &= ~RN_PORT_STATE;
 	rn_list_for_each_safe(pos, tmp, &dev->clients) {
 		struct rn_client *c = rn_container_of(pos, struct rn_client, link);
 
 		if (c->kctx || !c->opened)
 			continue;
 		if (changes & RN_PORT_STATE)
-			rn_async_event(c, 0, 1, dev->port.link_up ?
-						    IBV_EVENT_PORT_ACTIVE :
-						    IBV_EVENT_PORT_ERR);
+			rn_async_event(c, 0, 1, active ? IBV_EVENT_PORT_ACTIVE :
+							 IBV_EVENT_PORT_ERR);
 		if (changes & RN_PORT_GIDS)
 			rn_async_event(c, 0, 1, IBV_EVENT_GID_CHANGE);
 	}
 }
 
+/*
+ * Whether entry index is a GID: it holds an address the wire can reach.
+ * One whose UDP port the wire could not bind (another RoCE stack holds it,
+ * as rdma_rxe in the same network namespace does) is none, as a NIC offers
+ * no address it cannot use: QPs would connect through it, then time out.
+ * A loopback address needs no socket (unless --local-on-wire sends its
+ * QPs' packets through one): its packets never leave the host, and a QP
+ * towards a GID of this device meets its peer through memory; several
+ * ringnicd on lo share 127.0.0.1 so.
+ */
 bool rn_port_gid_valid(const struct rn_device *dev, uint32_t index)
 {
-	return index < RN_GID_TABLE_LEN && !rn_gid_is_zero(dev->port.gids[index].raw);
+	const uint8_t *gid;
+
+	if (index >= RN_GID_TABLE_LEN)
+		return false;
+	gid = dev->port.gids[index].raw;
+	return !rn_gid_is_zero(gid) &&
+	       (!dev->port.gid_errors[index] ||
+		(rn_gid_is_loopback(gid) && !dev->local_on_wire));
+}
+
+/* The table as applications see it: entries that are no GID are empty. */
+void rn_port_gid_table(const struct rn_device *dev, union ibv_gid *table)
+{
+	int i;
+
+	for (i = 0; i < RN_GID_TABLE_LEN; i++)
+		if (rn_port_gid_valid(dev, i))
+			table[i] = dev->port.gids[i];
+		else
+			memset(&table[i], 0, sizeof(table[i]));
 }
 
 /*
@@ -203,16 +276,12 @@ uint32_t rn_port_gid_mask(const struct rn_device *dev)
 	return mask;
 }
 
-/* The index of gid in the table, or -1. */
+/* The index of GID gid, or -1 (an address that is no GID: -1 too). */
 int rn_port_gid_index(const struct rn_device *dev, const uint8_t *gid)
 {
-	int i;
+	int i = rn_port_address_index(dev, gid);
 
-	for (i = 0; i < RN_GID_TABLE_LEN; i++)
-		if (!rn_gid_is_zero(dev->port.gids[i].raw) &&
-		    !memcmp(dev->port.gids[i].raw, gid, 16))
-			return i;
-	return -1;
+	return i >= 0 && rn_port_gid_valid(dev, i) ? i : -1;
 }
 
 /* The first entry holding an address, or -1. */
@@ -246,11 +315,9 @@ uint32_t rn_port_mtu_bytes(const struct rn_device *dev)
 
 void rn_port_query(const struct rn_device *dev, struct rn_port_attr *a)
 {
-	bool up = dev->port.link_up;
-
 	memset(a, 0, sizeof(*a));
-	a->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
-	a->phys_state = up ? 5 /* LinkUp */ : 3 /* Disabled */;
+	a->state = rn_port_state(dev);
+	a->phys_state = dev->port.link_up ? 5 /* LinkUp */ : 3 /* Disabled */;
 	a->max_mtu = IBV_MTU_4096;
 	a->active_mtu = dev->port.active_mtu;
 	a->gid_tbl_len = RN_GID_TABLE_LEN;

@@ -342,7 +342,7 @@ struct rn_link {
 struct rn_port {
 	int ifindex; /* 0: the interface is gone, the port is down */
 	char ifname[IF_NAMESIZE];
-	bool link_up; /* the port is ACTIVE */
+	bool link_up; /* up and running: the port is ACTIVE or INIT */
 	uint32_t netdev_mtu; /* bytes, IP packets */
 	enum ibv_mtu active_mtu; /* the largest IB MTU netdev_mtu carries */
 	/*
@@ -352,6 +352,12 @@ struct rn_port {
 	 */
 	union ibv_gid gids[RN_GID_TABLE_LEN]; /* all zeros: no address */
 	uint32_t gid_users[RN_GID_TABLE_LEN]; /* QPs and AHs naming the entry */
+	/*
+	 * 0, or why the wire has no socket for the entry's address (an errno
+	 * of binding its UDP port): such an entry keeps its address but is
+	 * no GID (rn_port_gid_valid).  The wire sets them.
+	 */
+	int gid_errors[RN_GID_TABLE_LEN];
 	uint64_t counters[RN_CNT_MAX];
 	uint64_t published[RN_CNT_MAX]; /* what the published files say */
 };
@@ -364,6 +370,7 @@ enum {
 	RN_PORT_STATE = 1 << 1,
 	RN_PORT_MTU = 1 << 2,
 	RN_PORT_GIDS = 1 << 3,
+	RN_PORT_UNBOUND = 1 << 4, /* the addresses that are no GID, or why */
 };
 
 struct rn_device {

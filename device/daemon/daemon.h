@@ -20,6 +20,9 @@ struct rn_netdev_opts {
 
 #define RN_RUNTIME_DIR_MAX 96
 
+/* How often a GID's socket that could not be bound is tried again. */
+#define RN_GID_RETRY_NS 1000000000ull
+
 /*
  * The process around the device: its paths, its descriptors other than
  * the device's, and its event loop.  main.c's one thread owns it.
@@ -50,6 +53,8 @@ struct rn_daemon {
 	int netdev_timer_fd; /* kernel mode: re-reads of the kernel's GIDs */
 	struct rn_watch netdev_timer_watch;
 	uint32_t kernel_rereads; /* how many of them are still due */
+	struct rn_timer gid_retry; /* sockets that could not be bound: again */
+	bool kernel_no_gid; /* what the stub was last told (rn_kdev_port) */
 	bool stop;
 	uint64_t idle_poll_ns; /* polling after the last work, then sleep */
 	struct rn_timer counters_timer; /* the counter files are due */
@@ -94,5 +99,6 @@ bool rn_kdev_read_gids(struct rn_device *dev);
 void rn_kdev_readable(struct rn_device *dev);
 void rn_kdev_gsi_recv(struct rn_device *dev, const struct rn_wire_gsi *gsi);
 int rn_kdev_counters(struct rn_device *dev);
+int rn_kdev_port(struct rn_device *dev, bool no_gid);
 
 #endif

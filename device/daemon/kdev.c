@@ -79,6 +79,7 @@ bool rn_kdev_read_gids(struct rn_device *dev)
 		}
 		if (memcmp(&gid, &dev->port.gids[i], sizeof(gid))) {
 			dev->port.gids[i] = gid;
+			dev->port.gid_errors[i] = 0; /* the wire tries it anew */
 			changed = true;
 		}
 	}
@@ -228,6 +229,19 @@ int rn_kdev_counters(struct rn_device *dev)
 	};
 
 	memcpy(out.values, dev->port.counters, sizeof(out.values));
+	if (write(dev->kdev_fd, &out, sizeof(out)) != sizeof(out))
+		return errno ? errno : EIO;
+	return 0;
+}
+
+/*
+ * Whether ringnicd can use none of the port's GIDs, to the stub, which
+ * reports the port INIT then (its query_port).
+ */
+int rn_kdev_port(struct rn_device *dev, bool no_gid)
+{
+	struct rn_kdev_port out = { .type = RN_KDEV_PORT, .no_gid = no_gid };
+
 	if (write(dev->kdev_fd, &out, sizeof(out)) != sizeof(out))
 		return errno ? errno : EIO;
 	return 0;

@@ -4,7 +4,9 @@
  * libnl: which one it is (--netdev, else the default route's, else lo; in
  * kernel mode the netdev of `rdma link add`, asked of RDMA netlink), and
  * its link, MTU and addresses, read again on every link and address
- * notification and handed to core/port.c.
+ * notification and handed to core/port.c; then the wire's sockets for the
+ * addresses.  An address whose UDP port cannot be bound is no GID: its
+ * socket is tried again every second until it can be.
  *
  * The interface is followed by its index, so a rename is followed too; when
  * it disappears the port goes down with no GIDs until an interface of the
@@ -28,6 +30,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "daemon/daemon.h"
+#include "wire/packet.h"
 
 int rn_netdev_parse_address(const char *text, union ibv_gid *gid)
 {
@@ -304,7 +307,11 @@ static void log_changes(const struct rn_device *dev, unsigned int changes)
 			rn_info("%s: %s is gone\n", dev->name,
 				d->netdev_opts.ifname);
 	}
-	if (state_news && (p->link_up || !p->ifindex))
+	if (state_news && rn_port_state(dev) == IBV_PORT_INIT)
+		rn_warn("%s: port 1 INIT: none of the addresses of %s is a GID, "
+			"their UDP port %u cannot be bound (tried again every "
+			"second)\n", dev->name, p->ifname, RN_PKT_UDP_DPORT);
+	else if (state_news && (p->link_up || !p->ifindex))
 		rn_info("%s: port 1 %s\n", dev->name,
 			p->link_up ? "ACTIVE" : "DOWN");
 	else if (state_news)
@@ -343,10 +350,80 @@ static void kernel_reread_arm(struct rn_device *dev)
 			strerror(errno));
 }
 
+/* The port as applications see it, to tell what a change changed. */
+struct port_view {
+	enum ibv_port_state state;
+	union ibv_gid gids[RN_GID_TABLE_LEN]; /* rn_port_gid_table */
+	/* Addresses that are no GID, and why (rn_port_gid_valid). */
+	union ibv_gid unbound[RN_GID_TABLE_LEN];
+	int errors[RN_GID_TABLE_LEN];
+};
+
+static void look(const struct rn_device *dev, struct port_view *v)
+{
+	int i;
+
+	memset(v, 0, sizeof(*v));
+	v->state = rn_port_state(dev);
+	rn_port_gid_table(dev, v->gids);
+	for (i = 0; i < RN_GID_TABLE_LEN; i++)
+		if (!rn_port_gid_valid(dev, i) &&
+		    !rn_gid_is_zero(dev->port.gids[i].raw)) {
+			v->unbound[i] = dev->port.gids[i];
+			v->errors[i] = dev->port.gid_errors[i];
+		}
+}
+
+/*
+ * After the interface (changes, from core/port.c) or only the wire
+ * (rebind: the retry of the sockets that could not be bound) changed:
+ * the wire's sockets for the table, then what applications see of the
+ * port against what they saw (was) logged, published and announced; in
+ * kernel mode the stub is told whether the port has a GID it can use.
+ */
+static void settle(struct rn_device *dev, unsigned int changes, bool rebind,
+		   const struct port_view *was)
+{
+	struct rn_daemon *d = rn_daemon_of(dev);
+	struct rn_timers *timers = &dev->engine->timers;
+	struct port_view now;
+
+	if (rebind || (changes & (RN_PORT_NETDEV | RN_PORT_GIDS))) {
+		if (rn_wire_addresses_changed(dev))
+			rn_timer_arm(timers, &d->gid_retry,
+				     rn_now_ns() + RN_GID_RETRY_NS);
+		else
+			rn_timer_cancel(timers, &d->gid_retry);
+	}
+	look(dev, &now);
+	changes &= ~(RN_PORT_STATE | RN_PORT_GIDS);
+	if (now.state != was->state)
+		changes |= RN_PORT_STATE;
+	if (memcmp(now.gids, was->gids, sizeof(now.gids)))
+		changes |= RN_PORT_GIDS;
+	if (memcmp(now.unbound, was->unbound, sizeof(now.unbound)) ||
+	    memcmp(now.errors, was->errors, sizeof(now.errors)))
+		changes |= RN_PORT_UNBOUND;
+	if (dev->kdev_fd >= 0 && rn_port_no_gid(dev) != d->kernel_no_gid) {
+		d->kernel_no_gid = !d->kernel_no_gid;
+		if (rn_kdev_port(dev, d->kernel_no_gid))
+			rn_warn("%s: cannot tell ringnic.ko whether the port has "
+				"a GID it can use (an older ringnic.ko?)\n",
+				dev->name);
+	}
+	if (!changes)
+		return;
+	log_changes(dev, changes);
+	/* Files first: a context told of a change reads the new table. */
+	if (d->published && rn_publish_port(dev))
+		rn_warn("%s: could not update the published port\n", dev->name);
+	rn_port_announce(dev, changes, was->state);
+}
+
 /* Read the interface again; apply, publish and announce what changed. */
 static void refresh(struct rn_device *dev)
 {
-	struct rn_daemon *d = rn_daemon_of(dev);
+	struct port_view was;
 	struct rn_link link;
 	unsigned int changes;
 
@@ -355,6 +432,7 @@ static void refresh(struct rn_device *dev)
 			dev->name);
 		return;
 	}
+	look(dev, &was);
 	changes = rn_port_set_link(dev, &link);
 	if (dev->kdev_fd >= 0) {
 		if (rn_kdev_read_gids(dev))
@@ -362,15 +440,18 @@ static void refresh(struct rn_device *dev)
 	} else {
 		changes |= rn_port_set_gids(dev, link.addrs, link.naddrs);
 	}
-	if (!changes)
-		return;
-	log_changes(dev, changes);
-	if (changes & (RN_PORT_NETDEV | RN_PORT_GIDS))
-		rn_wire_addresses_changed(dev);
-	/* Files first: a context told of a change reads the new table. */
-	if (d->published && rn_publish_port(dev))
-		rn_warn("%s: could not update the published port\n", dev->name);
-	rn_port_announce(dev, changes);
+	settle(dev, changes, false, &was);
+}
+
+/* Try again the sockets that could not be bound. */
+static void gid_retry_due(struct rn_timer *t, uint64_t now)
+{
+	struct rn_daemon *d = rn_container_of(t, struct rn_daemon, gid_retry);
+	struct port_view was;
+
+	(void)now;
+	look(&d->dev, &was);
+	settle(&d->dev, 0, true, &was);
 }
 
 static int open_kernel_reread_timer(struct rn_device *dev)
@@ -399,6 +480,10 @@ int rn_netdev_start(struct rn_device *dev)
 	uint32_t i;
 	int ret;
 
+	rn_timer_init(&d->gid_retry, gid_retry_due);
+	ret = rn_timers_reserve(&dev->engine->timers, ++dev->engine->ntimers);
+	if (ret)
+		return ret;
 	if (dev->kdev_fd >= 0) {
 		ret = kernel_netdev(dev, name);
 		if (ret) {
@@ -445,7 +530,7 @@ int rn_netdev_start(struct rn_device *dev)
 		return ENODEV;
 	}
 	for (i = 0; i < o->naddrs; i++)
-		if (rn_port_gid_index(dev, o->addrs[i].raw) < 0)
+		if (rn_port_address_index(dev, o->addrs[i].raw) < 0)
 			rn_warn("%s: %s is not (yet) an address of %s\n",
 				dev->name, gid_text(&o->addrs[i], text, sizeof(text)),
 				dev->port.ifname);

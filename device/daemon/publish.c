@@ -4,8 +4,9 @@
  * points at RUNTIME_DIR/sys.  The /dev/infiniband node it insists on
  * opening is the shim's business (providers/ringnic/devnodes.c): nothing
  * is made outside the runtime dir.  The port's files (state, GIDs) are written again whenever
- * netdev.c sees the interface change.
+ * netdev.c sees the interface or the wire's sockets change.
  */
+#include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 
 #include "daemon/daemon.h"
 #include "kernel-abi/ringnic-cm.h"
+#include "wire/packet.h"
 
 /* The uverbs ABI version of the kernel being imitated (3..6 accepted). */
 #define RN_KERNEL_UVERBS_ABI 6
@@ -119,24 +121,74 @@ static void uverbs_dir(const struct rn_device *dev, char *buf, size_t len)
 
 /* ---- the port ------------------------------------------------------------ */
 
+/* The address of entry i, as ip shows it. */
+static const char *address_text(const struct rn_device *dev, int i, char *buf,
+				size_t len)
+{
+	const uint8_t *g = dev->port.gids[i].raw;
+
+	if (rn_gid_is_ipv4(g))
+		return inet_ntop(AF_INET, g + 12, buf, len);
+	return inet_ntop(AF_INET6, g, buf, len);
+}
+
+/*
+ * RN_SYSFS_UNBOUND: the port's addresses that are no GID because their
+ * UDP port cannot be bound, one a line with the reason, for the user
+ * (ringnic-run says them); no file when there are none.
+ */
+static int put_unbound(const struct rn_device *dev, const char *dir)
+{
+	char text[RN_GID_TABLE_LEN * 128] = "", a[INET6_ADDRSTRLEN];
+	char path[PATH_MAX + 64];
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < RN_GID_TABLE_LEN; i++)
+		if (!rn_port_gid_valid(dev, i) &&
+		    !rn_gid_is_zero(dev->port.gids[i].raw))
+			len += snprintf(text + len, sizeof(text) - len,
+					"%s%s: cannot bind UDP port %u: %s",
+					len ? "\n" : "",
+					address_text(dev, i, a, sizeof(a)),
+					RN_PKT_UDP_DPORT,
+					strerror(dev->port.gid_errors[i]));
+	if (len)
+		return put_file(dir, "ports/1/" RN_SYSFS_UNBOUND, "%s", text);
+	snprintf(path, sizeof(path), "%s/ports/1/" RN_SYSFS_UNBOUND, dir);
+	if (unlink(path) && errno != ENOENT)
+		return errno;
+	return 0;
+}
+
 /*
  * The port's state and GID table as the kernel shows a RoCE port's: an
  * empty entry reads as the zero GID and has no ndev; every entry is of
- * type RoCE v2.
+ * type RoCE v2.  An address that is no GID reads as an empty entry; the
+ * port is INIT (LinkUp) while none of its addresses is one.
  */
 int rn_publish_port(struct rn_device *dev)
 {
+	static const char *const states[] = {
+		[IBV_PORT_DOWN] = "1: DOWN",
+		[IBV_PORT_INIT] = "2: INIT",
+		[IBV_PORT_ACTIVE] = "4: ACTIVE",
+	};
 	const struct rn_port *p = &dev->port;
 	char dir[PATH_MAX], rel[64], path[PATH_MAX + 64];
+	union ibv_gid gids[RN_GID_TABLE_LEN];
 	int i, ret;
 
 	ibdev_dir(dev, dir, sizeof(dir));
-	ret = put_file(dir, "ports/1/state", p->link_up ? "4: ACTIVE" : "1: DOWN");
+	rn_port_gid_table(dev, gids);
+	ret = put_file(dir, "ports/1/state", "%s", states[rn_port_state(dev)]);
 	if (!ret)
 		ret = put_file(dir, "ports/1/phys_state",
 			       p->link_up ? "5: LinkUp" : "3: Disabled");
+	if (!ret)
+		ret = put_unbound(dev, dir);
 	for (i = 0; i < RN_GID_TABLE_LEN && !ret; i++) {
-		const uint8_t *g = p->gids[i].raw;
+		const uint8_t *g = gids[i].raw;
 
 		snprintf(rel, sizeof(rel), "ports/1/gids/%d", i);
 		ret = put_file(dir, rel,

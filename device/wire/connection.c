@@ -22,11 +22,13 @@ bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
 {
 	const uint8_t *sgid;
 
-	if (sgid_index >= RN_GID_TABLE_LEN)
+	/* In kernel mode too: an entry the kernel has but the wire cannot
+	 * reach fails here, not in a timeout.
+	 */
+	if (!rn_port_gid_valid(dev, sgid_index))
 		return false;
 	sgid = dev->port.gids[sgid_index].raw;
-	if (rn_gid_is_zero(sgid) || rn_gid_is_zero(dgid) ||
-	    rn_gid_is_ipv4(sgid) != rn_gid_is_ipv4(dgid))
+	if (rn_gid_is_zero(dgid) || rn_gid_is_ipv4(sgid) != rn_gid_is_ipv4(dgid))
 		return false;
 	memset(peer, 0, sizeof(*peer));
 	peer->sgid_index = sgid_index;

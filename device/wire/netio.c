@@ -193,33 +193,56 @@ static bool sock_matches(const struct rn_device *dev,
 				     len);
 }
 
-/* The GID table changed: a socket for each address in it, and no other. */
-void rn_wire_addresses_changed(struct rn_device *dev)
+/* Entry i's socket for gid, 0 or why not; told when that changes. */
+static int sock_for(struct rn_device *dev, unsigned int i, const uint8_t *gid)
+{
+	struct rn_wire_sock *s = &dev->engine->wire->socks[i];
+	int was = dev->port.gid_errors[i], ret;
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	s->gid_index = i;
+	ret = sock_open(dev, s, gid);
+	if (ret == was)
+		return ret;
+	if (rn_gid_is_ipv4(gid))
+		inet_ntop(AF_INET, gid + 12, a, sizeof(a));
+	else
+		inet_ntop(AF_INET6, gid, a, sizeof(a));
+	if (ret)
+		rn_warn("%s: GID %u (%s): cannot bind UDP port %u: %s%s\n",
+			dev->name, i, a, RN_PKT_UDP_DPORT, strerror(ret),
+			ret == EADDRINUSE ? " (another RoCE stack in this network "
+					    "namespace, such as rdma_rxe?)" : "");
+	else
+		rn_info("%s: GID %u (%s): UDP port %u bound\n", dev->name, i, a,
+			RN_PKT_UDP_DPORT);
+	return ret;
+}
+
+/*
+ * The GID table changed, or entries wait for their socket: a socket for
+ * each address in it, and no other.  An address whose UDP port cannot be
+ * bound keeps its entry, the reason in dev->port.gid_errors, which makes
+ * it no GID (core/port.c).  Returns how many entries have no socket.
+ */
+unsigned int rn_wire_addresses_changed(struct rn_device *dev)
 {
 	struct rn_wire *w = dev->engine->wire;
-	unsigned int i;
+	unsigned int i, unbound = 0;
 
 	rn_wire_flush(dev);
 	for (i = 0; i < RN_GID_TABLE_LEN; i++) {
 		struct rn_wire_sock *s = &w->socks[i];
 		const uint8_t *gid = dev->port.gids[i].raw;
-		int ret;
 
 		if (!rn_gid_is_zero(gid) && sock_matches(dev, s, gid))
 			continue;
 		sock_close(dev, s);
-		if (rn_gid_is_zero(gid))
-			continue;
-		s->gid_index = i;
-		ret = sock_open(dev, s, gid);
-		if (ret) {
-			char a[INET6_ADDRSTRLEN] = "?";
-
-			inet_ntop(AF_INET6, gid, a, sizeof(a));
-			rn_warn("GID %u (%s): cannot bind UDP port %u: %s\n", i,
-				a, RN_PKT_UDP_DPORT, strerror(ret));
-		}
+		dev->port.gid_errors[i] = rn_gid_is_zero(gid) ? 0 :
+							      sock_for(dev, i, gid);
+		unbound += dev->port.gid_errors[i] != 0;
 	}
+	return unbound;
 }
 
 void rn_wire_close(struct rn_device *dev)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Port 1 (port.c): active_mtu from the netdev MTU as rxe computes it, the
- * port state from the link, and the GID table's index stability as the
- * kernel's GID cache keeps it.
+ * port state from the link, the GID table's index stability as the
+ * kernel's GID cache keeps it, and addresses whose UDP port the wire could
+ * not bind, which are no GIDs.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -222,6 +224,72 @@ static void test_gid_full(void **state)
 	assert_int_equal(rn_port_gid_index(&dev, gid("198.18.1.17").raw), -1);
 }
 
+/*
+ * An address the wire has no socket for keeps its entry but is no GID,
+ * unless it is a loopback address whose QPs meet through memory; a port
+ * whose addresses are all such is INIT, with the link up.
+ */
+static void test_gid_unbound(void **state)
+{
+	struct rn_link l = { .ifindex = 3, .ifname = "veth0", .running = true,
+			     .mtu = 1500 };
+	struct rn_port_attr a;
+	union ibv_gid seen[RN_GID_TABLE_LEN];
+
+	(void)state;
+	rn_port_set_link(&dev, &l);
+	set((const char *[]){ "198.18.0.1", NULL });
+	dev.port.gid_errors[0] = EADDRINUSE;
+	expect_table((const char *[RN_GID_TABLE_LEN]){ NULL });
+	assert_int_equal(rn_port_gid_index(&dev, gid("198.18.0.1").raw), -1);
+	assert_int_equal(rn_port_address_index(&dev, gid("198.18.0.1").raw), 0);
+	assert_int_equal(rn_port_gid_first(&dev), -1);
+	assert_int_equal(rn_port_gid_mask(&dev), 0);
+	rn_port_gid_table(&dev, seen);
+	assert_true(rn_gid_is_zero(seen[0].raw));
+	rn_port_query(&dev, &a);
+	assert_int_equal(a.state, IBV_PORT_INIT);
+	assert_int_equal(a.phys_state, 5);
+	/* The link down: DOWN, whatever the addresses. */
+	l.running = false;
+	assert_int_equal(rn_port_set_link(&dev, &l), RN_PORT_STATE);
+	assert_int_equal(rn_port_state(&dev), IBV_PORT_DOWN);
+	l.running = true;
+	assert_int_equal(rn_port_set_link(&dev, &l), RN_PORT_STATE);
+	assert_int_equal(rn_port_state(&dev), IBV_PORT_INIT);
+
+	/* It keeps its entry: a new address takes the next one, a GID. */
+	set((const char *[]){ "198.18.0.1", "198.18.0.2", NULL });
+	expect_table((const char *[RN_GID_TABLE_LEN]){ NULL, "198.18.0.2" });
+	assert_int_equal(rn_port_state(&dev), IBV_PORT_ACTIVE);
+	rn_port_gid_table(&dev, seen);
+	assert_true(rn_gid_is_zero(seen[0].raw));
+	assert_memory_equal(seen[1].raw, gid("198.18.0.2").raw, 16);
+	/* Bound at last. */
+	dev.port.gid_errors[0] = 0;
+	expect_table((const char *[RN_GID_TABLE_LEN]){ "198.18.0.1", "198.18.0.2" });
+
+	/* Gone while unbound: its entry is free, with no reason left. */
+	dev.port.gid_errors[0] = EADDRINUSE;
+	set((const char *[]){ "198.18.0.2", NULL });
+	assert_int_equal(dev.port.gid_errors[0], 0);
+	assert_int_equal(rn_port_address_index(&dev, gid("198.18.0.1").raw), -1);
+
+	/* Loopback addresses need no socket, unless QPs go on the wire. */
+	set((const char *[]){ "127.0.0.1", "::1", "198.18.0.2", NULL });
+	dev.port.gid_errors[0] = EADDRINUSE;
+	dev.port.gid_errors[2] = EADDRINUSE;
+	expect_table((const char *[RN_GID_TABLE_LEN]){ "127.0.0.1", "198.18.0.2",
+						       "::1" });
+	dev.local_on_wire = true;
+	expect_table((const char *[RN_GID_TABLE_LEN]){ NULL, "198.18.0.2" });
+	dev.port.gid_errors[1] = EACCES;
+	assert_int_equal(rn_port_state(&dev), IBV_PORT_INIT);
+	/* No address at all: ACTIVE, as rxe's port. */
+	set((const char *[]){ NULL });
+	assert_int_equal(rn_port_state(&dev), IBV_PORT_ACTIVE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +298,7 @@ int main(void)
 		cmocka_unit_test_setup(test_gid_stability, setup),
 		cmocka_unit_test_setup(test_gid_held, setup),
 		cmocka_unit_test_setup(test_gid_full, setup),
+		cmocka_unit_test_setup(test_gid_unbound, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,13 +10,13 @@
 # contexts that close as their processes exit, many at once; then
 # ringnicd killed under clients, a client's pid reused, and module
 # unload/load cycles with and without clients.  GROUPs (default all): tools
-# cmsoak churn netdev wire fatal unload pidreuse cycles.  Prints one line per
-# step; exits with the number of failed steps.
+# cmsoak churn netdev busy wire fatal unload pidreuse cycles.  Prints one
+# line per step; exits with the number of failed steps.
 set -u
 build=$1
 ko=$2
 shift 2
-groups=${*:-tools cmsoak churn netdev wire fatal unload pidreuse cycles}
+groups=${*:-tools cmsoak churn netdev busy wire fatal unload pidreuse cycles}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 # libibverbs' own way to load a provider that is not installed.
 export RDMAV_DRIVERS=$build/lib/libringnic
@@ -209,6 +209,40 @@ netdev_follow() {
 	ip link set eth0 up && logged "ringnic0: port 1 ACTIVE" &&
 		link_state ACTIVE || return 1
 	[ -z "$route" ] || ip route replace $route
+}
+
+# eth0's UDP port 4791 held on both wildcards, as rdma_rxe holds it: the
+# GIDs the kernel made from eth0's addresses are none ringnicd can use, so
+# the port the stub reports is INIT (LinkUp), not ACTIVE, and both logs say
+# why.  Once the port is free ringnicd binds it (it tries every second) and
+# the port is ACTIVE again, with an event, and carries traffic.
+port_busy() {
+	local holder
+	stop_ringnicd
+	rn_udp_hold 4791 0.0.0.0 :: >/tmp/holder 2>&1 &
+	holder=$!
+	for _ in $(seq 50); do
+		grep -qs holding /tmp/holder && break
+		sleep 0.1
+	done
+	grep -q holding /tmp/holder || { cat /tmp/holder; return 1; }
+	mark
+	ringnicd --name ringnic0 --foreground --runtime-dir /run/ringnic-k \
+		2>>/tmp/ringnicd.log &
+	ringnicd_pid=$!
+	link_state INIT &&
+		rdma link show ringnic0/1 | grep -q "physical_state LINK_UP" &&
+		ibv_devinfo -d ringnic0 | grep -q "PORT_INIT" &&
+		logged "ringnic0: GID $gid (10.0.2.15): cannot bind UDP port 4791: Address already in use" &&
+		logged "ringnic0: port 1 INIT" &&
+		dmesg | grep -q "ringnic0: ringnicd can use none of port 1's GIDs" ||
+		{ kill "$holder"; return 1; }
+	kill "$holder"
+	wait "$holder"
+	logged "ringnic0: GID $gid (10.0.2.15): UDP port 4791 bound" &&
+		link_state ACTIVE &&
+		dmesg | grep -q "ringnic0: ringnicd can use port 1's GIDs" &&
+		pair pingpong ibv_rc_pingpong -d ringnic0 -g $gid -n 100
 }
 
 # RoCEv2 in kernel mode: ringnicd owns the wire there too.  With
@@ -446,6 +480,8 @@ fi
 [[ " $groups " == *" churn "* ]] &&
 	step "32 contexts closed by exiting or killed processes" context_churn
 [[ " $groups " == *" netdev "* ]] && step "the port follows eth0" netdev_follow
+[[ " $groups " == *" busy "* ]] &&
+	step "UDP port 4791 held: the port INIT, then ACTIVE" port_busy
 [[ " $groups " == *" wire "* ]] &&
 	step "RoCEv2 through eth0, rdma statistic" wire_counters
 if [[ " $groups " == *" fatal "* ]]; then

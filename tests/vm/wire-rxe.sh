@@ -28,7 +28,8 @@
 #   netem   the same link with netem delay and reordering in both
 #           directions: ibv_rc_pingpong -c; with 2 % loss too: ib_write_bw,
 #           ib_read_bw, and the retry counters of the ends must have moved
-#   kernel  ringnic0 (kernel mode) <-> rxe0 and ringnic0 <-> rnw0, both
+#   kernel  a ringnicd on br0 in the initial namespace: no GID, INIT;
+#           ringnic0 (kernel mode) <-> rxe0 and ringnic0 <-> rnw0, both
 #           ways: the pingpong over IPv4 and IPv6, WRITE, READ and atomics
 #           over IPv4
 #   cm      rdma_cm: librdmacm programs with rnw0 in userspace mode (the
@@ -206,9 +207,11 @@ start_kernel() {
 }
 
 # Why kernel mode runs in its own namespace: a ringnicd in the initial
-# one, on rxe's own bridge, cannot bind its GIDs' UDP port 4791.
+# one, on rxe's own bridge, cannot bind its GIDs' UDP port 4791.  So none
+# of br0's addresses is a GID of its: the port is INIT, not ACTIVE, and
+# ringnic-run says why.
 port_is_rxes() {
-	local log=$logs/ringnicd-init.log pid
+	local log=$logs/ringnicd-init.log pid said
 	ringnicd --name rninit --netdev br0 --runtime-dir /run/ringnic-init \
 		--foreground 2>$log &
 	pid=$!
@@ -216,10 +219,15 @@ port_is_rxes() {
 		grep -q "ready in" $log && break
 		sleep 0.1
 	done
+	said=$(ringnic-run --runtime-dir /run/ringnic-init ibv_devinfo -v -d rninit 2>&1)
 	kill -TERM $pid
 	wait $pid
 	cat $log
-	grep -q "198.18.0.1): cannot bind UDP port 4791: Address already in use" $log
+	echo "$said" | grep -E "ringnic-run|state|GID"
+	grep -q "198.18.0.1): cannot bind UDP port 4791: Address already in use" $log &&
+		grep -q "state:.*PORT_INIT" <<<"$said" &&
+		! grep -q "GID\[" <<<"$said" &&
+		grep -q "^ringnic-run: rninit: 198.18.0.1 is not a GID: cannot bind UDP port 4791: Address already in use" <<<"$said"
 }
 
 # pair CHECK SERVER CLIENT FAMILY TOOL ARGS...: TOOL between two ends (rxe,
@@ -455,7 +463,7 @@ if [[ " $groups " == *" netem "* ]]; then
 	netem off
 fi
 if [[ " $groups " == *" kernel "* ]]; then
-	step "initial netns: UDP 4791 is rxe's, a ringnicd there cannot bind it" \
+	step "initial netns: UDP 4791 is rxe's, a ringnicd there has no GID, INIT" \
 		port_is_rxes
 	step "ringnic0 (ringnic.ko) in netns rk, its ringnicd attached" start_kernel
 	for fam in 4 6; do
