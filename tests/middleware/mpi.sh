@@ -23,9 +23,13 @@ if [ $rc -ne 0 ] || ! grep -q 'alltoall ok' "$out"; then
 	cat "$out" >&2
 	exit 1
 fi
-if ! grep -q 'ep_cfg.*rc_verbs/ringnic0:1' "$out"; then
+# An endpoint's configuration: "ep_cfg[1]: tag(rc_verbs/ringnic0:1) ..."
+# (UCX 1.13), "ucp_context_0 intra-node cfg#1 tag(rc_verbs/ringnic0:1) ..."
+# (1.18 on; not the self endpoint).
+cfgs=$(grep -E '(ep_cfg\[[0-9]+\]:|cfg#[0-9]+) ' "$out" | grep -v ' self cfg#')
+if ! echo "$cfgs" | grep -q 'rc_verbs/ringnic0:1'; then
 	echo "mpi: UCX did not say it used rc_verbs/ringnic0:1" >&2
-	grep ep_cfg "$out" >&2
+	echo "$cfgs" >&2
 	exit 1
 fi
-grep -m1 ep_cfg "$out"
+echo "$cfgs" | grep -m1 'rc_verbs/ringnic0:1'

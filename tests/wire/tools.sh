@@ -68,8 +68,9 @@ perftest perftest-lat ib_atomic_lat -n 200
 # The GRH's traffic class and hop limit are the IP header's DSCP and TTL
 # (as rxe sends them), for RC (ECN ECT(0): congestion control) and UD
 # (not ECT): host A counts what its client's packets arrive with.
-# perftest --tclass=96 is DSCP 24; the pingpongs' AH has hop limit 1
-# (the socket's TTL would be 64).
+# perftest --tclass=96 is DSCP 24; ibv_rc_pingpong's AH has hop limit 1,
+# perftest's 255 (the socket's TTL would be 64; ibv_ud_pingpong's AH has
+# 64 too from rdma-core 61 on, 1 before).
 grh_counts() { # prints: all, matching, of those ECT(0)
 	nft list table inet rngrh | awk '/counter/ { for (i = 1; i < NF; i++)
 		if ($i == "packets") printf "%s ", $(i + 1) }'
@@ -102,7 +103,7 @@ grh() { # MATCH ECN(ect0|not-ect) RUNNER TOOL [ARGS...]
 grh "ip dscp 24" ect0 perftest perftest-bw ib_send_bw -s 4096 -n 200 --tclass=96
 grh "ip dscp 24" not-ect perftest perftest-bw ib_send_bw -c UD -s 1024 -n 200 --tclass=96
 grh "ip ttl 1" ect0 pingpong ibv_rc_pingpong -s 4096 -n 50
-grh "ip ttl 1" not-ect pingpong ibv_ud_pingpong -s 1024 -n 50
+grh "ip ttl 255" not-ect perftest perftest-bw ib_send_bw -c UD -s 1024 -n 50
 
 # A READ longer than RN_WIRE_READ_PART (256) responses is asked in parts,
 # each a READ request of its own that waits for room in the window: 1 MiB
