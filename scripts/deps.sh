@@ -5,7 +5,8 @@ RINGNIC_DEPS="build-essential clang cmake pkg-config libibverbs-dev
 	libnl-3-dev libnl-route-3-dev libcmocka-dev zlib1g-dev libisal-dev ibverbs-utils
 	ibverbs-providers perftest qperf iproute2 util-linux gnuplot-nox pandoc
 	valgrind ucx-utils openmpi-bin libopenmpi-dev libfabric-bin nftables
-	rdmacm-utils ethtool libseccomp-dev"
+	rdmacm-utils ethtool libseccomp-dev libfabric-dev autoconf automake
+	libtool"
 
 rn_install_deps() {
 	local missing= p sudo=
