@@ -223,7 +223,8 @@ static int sock_for(struct rn_device *dev, unsigned int i, const uint8_t *gid)
  * The GID table changed, or entries wait for their socket: a socket for
  * each address in it, and no other.  An address whose UDP port cannot be
  * bound keeps its entry, the reason in dev->port.gid_errors, which makes
- * it no GID (core/port.c).  Returns how many entries have no socket.
+ * it no GID (core/port.c).  Returns how many entries wait for a socket:
+ * a loopback GID without one is a GID all the same, and waits for none.
  */
 unsigned int rn_wire_addresses_changed(struct rn_device *dev)
 {
@@ -240,7 +241,8 @@ unsigned int rn_wire_addresses_changed(struct rn_device *dev)
 		sock_close(dev, s);
 		dev->port.gid_errors[i] = rn_gid_is_zero(gid) ? 0 :
 							      sock_for(dev, i, gid);
-		unbound += dev->port.gid_errors[i] != 0;
+		/* A loopback GID is one without its socket: no retry. */
+		unbound += !rn_port_gid_valid(dev, i) && !rn_gid_is_zero(gid);
 	}
 	return unbound;
 }
