@@ -24,6 +24,13 @@ void rn_mw_unbind(struct rn_mw *mw)
 	(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |                     \
 	 IBV_ACCESS_REMOTE_ATOMIC)
 
+/*
+ * A bind may name local write among the window's rights (rdma-core's own
+ * tests do): rxe and mlx5 take it, and it means nothing for a window,
+ * which only grants remote access.
+ */
+#define RN_MW_ACCESS_IGNORED IBV_ACCESS_LOCAL_WRITE
+
 /* Is [addr, addr + len) of the MR's iova space inside it? */
 static bool in_mr(const struct rn_mr *mr, uint64_t addr, uint64_t len)
 {
@@ -36,7 +43,7 @@ enum ibv_wc_status rn_mw_bind(struct rn_qp *qp, const struct rn_wqe *w)
 	struct rn_device *dev = qp->client->dev;
 	struct rn_mw *mw = rn_mw_lookup(dev, w->rkey);
 	uint64_t len = w->bind.length;
-	uint32_t access = w->bind.access;
+	uint32_t access = w->bind.access & ~RN_MW_ACCESS_IGNORED;
 	struct rn_mr *mr = NULL;
 
 	if (!mw || mw->client != qp->client || mw->pd != qp->pd)

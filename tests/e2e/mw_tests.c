@@ -606,6 +606,14 @@ static const struct acc_case acc_cases[] = {
 	  IBV_ACCESS_REMOTE_WRITE, WR, 0, 64, RD, 0, 64 },
 	{ "type2_mr_local_write_only", IBV_MW_TYPE_2, MR_LOCAL_BIND,
 	  IBV_ACCESS_REMOTE_WRITE, WR, 0, 64, RD, 0, 64 },
+	/* Local write among a window's rights, as rdma-core's own tests bind
+	 * one: rxe and mlx5 take it; a window grants only remote rights. */
+	{ "type1_rights_with_local_write", IBV_MW_TYPE_1, MR_LOCAL_BIND,
+	  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, WR, 0, 64, RD, 0,
+	  64 },
+	{ "type2_rights_with_local_write", IBV_MW_TYPE_2, MR_LOCAL_BIND,
+	  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, WR, 0, 64, RD, 0,
+	  64 },
 };
 
 #define N_ACC_CASES (sizeof(acc_cases) / sizeof(acc_cases[0]))
@@ -669,8 +677,8 @@ static int acc_resp(struct e2e_proc *p, const struct acc_case *c)
 		return acc_resp(p, &acc_cases[i]);                             \
 	}
 ACC_FNS(0) ACC_FNS(1) ACC_FNS(2) ACC_FNS(3) ACC_FNS(4) ACC_FNS(5) ACC_FNS(6)
-ACC_FNS(7) ACC_FNS(8) ACC_FNS(9)
-_Static_assert(N_ACC_CASES == 10, "one ACC_FNS per case");
+ACC_FNS(7) ACC_FNS(8) ACC_FNS(9) ACC_FNS(10) ACC_FNS(11)
+_Static_assert(N_ACC_CASES == 12, "one ACC_FNS per case");
 
 /* ================================================= unbound windows */
 
@@ -1656,6 +1664,8 @@ const struct e2e_test e2e_mw_tests[] = {
 	PAIR("type2_no_write_right", acc_req_7, acc_resp_7),
 	PAIR("type1_mr_local_write_only", acc_req_8, acc_resp_8),
 	PAIR("type2_mr_local_write_only", acc_req_9, acc_resp_9),
+	PAIR("type1_rights_with_local_write", acc_req_10, acc_resp_10),
+	PAIR("type2_rights_with_local_write", acc_req_11, acc_resp_11),
 	PAIR("unbound", unbound_req, unbound_resp),
 	ONE("bind_err_type1_no_mw_bind", bind_err_0),
 	ONE("bind_err_type2_no_mw_bind", bind_err_1),
