@@ -362,6 +362,24 @@ static void attr_from_wire(const struct rn_qp_attr *w, struct ibv_qp_attr *a)
 	a->rnr_retry = w->rnr_retry;
 }
 
+/*
+ * The QP's CQEs leave its CQs when it is destroyed or reset, as mlx5 takes
+ * them out (rn_cq_discard_qp): a QP brought back from ERR through RESET
+ * starts on CQs that hold none of its flushed WRs (rdma-core's own tests
+ * poll it so).
+ */
+static void discard_cqes(struct ibv_qp *ibqp)
+{
+	bool keep_recv = ibqp->srq != NULL;
+
+	if (ibqp->send_cq)
+		rn_cq_discard_qp(to_rn_cq(ibqp->send_cq), ibqp->qp_num,
+				 keep_recv);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		rn_cq_discard_qp(to_rn_cq(ibqp->recv_cq), ibqp->qp_num,
+				 keep_recv);
+}
+
 int rn_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
 	struct rn_ctl_modify_qp_req req = {
@@ -397,6 +415,8 @@ int rn_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		pthread_spin_unlock(&qp->rq.lock);
 		pthread_spin_unlock(&qp->sq_lock);
 	}
+	if (reset && !ret)
+		discard_cqes(ibqp);
 	return ret;
 }
 
@@ -442,14 +462,9 @@ int rn_destroy_qp(struct ibv_qp *ibqp)
 						 RN_CTL_DESTROY_QP, qp->handle));
 	if (ret)
 		return ret;
-	if (ibqp->send_cq) {
+	if (ibqp->send_cq)
 		send_qp_del(to_rn_cq(ibqp->send_cq), qp);
-		rn_cq_discard_qp(to_rn_cq(ibqp->send_cq), ibqp->qp_num,
-				 ibqp->srq != NULL);
-	}
-	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
-		rn_cq_discard_qp(to_rn_cq(ibqp->recv_cq), ibqp->qp_num,
-				 ibqp->srq != NULL);
+	discard_cqes(ibqp);
 	if (qp->mem)
 		munmap(qp->mem, qp->mem_size);
 	pthread_spin_destroy(&qp->sq_lock);

@@ -847,13 +847,13 @@ static int rq_acc_resp(struct e2e_proc *p, bool srq)
 static int rq_acc_qp_resp(struct e2e_proc *p) { return rq_acc_resp(p, false); }
 static int rq_acc_srq_resp(struct e2e_proc *p) { return rq_acc_resp(p, true); }
 
-/* ====================================================== destroy_qp_cqes */
+/* ========================================= destroy_qp_cqes, reset_qp_cqes */
 
 /*
- * ibv_destroy_qp takes the QP's completions out of its CQs, as mlx5 does:
- * QPs A and B share the responder's receive CQ; four messages arrive, on
- * A, B, A, B, and stay unpolled; once A is destroyed, the CQ gives B's
- * two, in order, and nothing of A.
+ * ibv_destroy_qp, and ibv_modify_qp to RESET, take the QP's completions
+ * out of its CQs, as mlx5 does: QPs A and B share the responder's receive
+ * CQ; four messages arrive, on A, B, A, B, and stay unpolled; once A is
+ * destroyed or reset, the CQ gives B's two, in order, and nothing of A.
  */
 static int destroy_cqes_req(struct e2e_proc *p)
 {
@@ -895,8 +895,9 @@ static int destroy_cqes_req(struct e2e_proc *p)
 	return e2e_close(&s);
 }
 
-static int destroy_cqes_resp(struct e2e_proc *p)
+static int gone_cqes_resp(struct e2e_proc *p, bool reset)
 {
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
 	struct ibv_qp *qps[2];
 	struct e2e_opts o;
 	struct e2e_side s;
@@ -914,14 +915,31 @@ static int destroy_cqes_resp(struct e2e_proc *p)
 	}
 	TRY(e2e_sync(p, "posted"));
 	TRY(e2e_sync(p, "sent"));
-	CHECK(!ibv_destroy_qp(qps[0]), "ibv_destroy_qp failed");
+	if (reset)
+		CHECK(!ibv_modify_qp(qps[0], &attr, IBV_QP_STATE),
+		      "modify_qp to RESET failed");
+	else
+		CHECK(!ibv_destroy_qp(qps[0]), "ibv_destroy_qp failed");
 	s.qp = qps[1];
 	s.rem.qpn = dest_b;
 	TRY(expect_recv_ok(&s, 0x3001, IBV_WC_RECV, 64, false, 0));
 	TRY(expect_recv_ok(&s, 0x3003, IBV_WC_RECV, 64, false, 0));
-	TRY(expect_no_wc(rcq_of(&s), 20, "receive CQ after the destroy"));
+	TRY(expect_no_wc(rcq_of(&s), 20, reset ? "receive CQ after the reset" :
+						 "receive CQ after the destroy"));
 	TRY(e2e_sync(p, "end"));
+	if (reset)
+		CHECK(!ibv_destroy_qp(qps[0]), "ibv_destroy_qp failed");
 	return e2e_close(&s);
+}
+
+static int destroy_cqes_resp(struct e2e_proc *p)
+{
+	return gone_cqes_resp(p, false);
+}
+
+static int reset_cqes_resp(struct e2e_proc *p)
+{
+	return gone_cqes_resp(p, true);
 }
 
 /* ================================================================== table */
@@ -936,6 +954,7 @@ const struct e2e_test e2e_object_tests[] = {
 	ONE("objects", "unsupported", unsupported),
 	PAIR("objects", "resize_cq", resize_req, resize_plain_resp),
 	PAIR("objects", "destroy_qp_cqes", destroy_cqes_req, destroy_cqes_resp),
+	PAIR("objects", "reset_qp_cqes", destroy_cqes_req, reset_cqes_resp),
 	PAIR("objects", "resize_cq_ex", resize_req, resize_ex_resp),
 	PAIR("accounting", "send_queue", sq_acc_req, sq_acc_resp),
 	PAIR("accounting", "recv_queue", rq_acc_req, rq_acc_qp_resp),
