@@ -201,6 +201,9 @@ static bool acknowledge_before(struct rn_wire_qp *wq, uint32_t psn)
 	case LOST:
 		implied_nak(wq, wq->una);
 		return false;
+	case BOGUS:
+		rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
+		return false;
 	default:
 		return false;
 	}
@@ -236,9 +239,13 @@ static void nak(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 {
 	unsigned int value = rn_pkt_aeth_value(syndrome);
 
-	if (rn_pkt_psn_cmp(psn, wq->una) < 0 ||
-	    rn_pkt_psn_cmp(psn, wq->sent_psn) >= 0)
-		return; /* stale */
+	if (rn_pkt_psn_cmp(psn, wq->sent_psn) >= 0) {
+		/* For a PSN never sent: a lie, or a stray. */
+		rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
+		return;
+	}
+	if (rn_pkt_psn_cmp(psn, wq->una) < 0)
+		return; /* stale: old news */
 	if (!acknowledge_before(wq, psn))
 		return;
 	if (rn_pkt_aeth_type(syndrome) == RN_PKT_AETH_RNR_NAK) {
