@@ -139,6 +139,18 @@ enum acked {
 };
 
 /*
+ * una moved past send_psn: an answer came late, after a timeout or a NAK
+ * had sent the cursor back.  What it answered is not sent again, and the
+ * cursor must not stay behind it: the window and the PSNs of what is sent
+ * next count from send_psn.
+ */
+static void catch_up(struct rn_wire_qp *wq)
+{
+	if (rn_pkt_psn_cmp(wq->send_psn, wq->una) < 0)
+		rn_wire_requester_rewind(wq, wq->una);
+}
+
+/*
  * The responder has every PSN up to and including psn: retire what that
  * completes, move una.
  */
@@ -172,8 +184,7 @@ static enum acked acknowledge(struct rn_wire_qp *wq, uint32_t psn)
 		wq->una = next;
 		moved = true;
 	}
-	if (rn_pkt_psn_cmp(wq->send_psn, wq->una) < 0)
-		rn_wire_requester_rewind(wq, wq->una);
+	catch_up(wq);
 	if (moved)
 		progress(wq);
 	return lost ? LOST : ACKED;
@@ -434,6 +445,7 @@ static void read_response(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 			return;
 		rn_count_qp(wq->qp, RN_CNT_REQ_COMPLETED);
 	}
+	catch_up(wq);
 	progress(wq);
 }
 
@@ -466,6 +478,7 @@ static void atomic_ack(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 	if (!rn_wire_complete_head(wq, IBV_WC_SUCCESS, sizeof(uint64_t)))
 		return;
 	rn_count_qp(wq->qp, RN_CNT_REQ_COMPLETED);
+	catch_up(wq);
 	progress(wq);
 }
 

@@ -581,6 +581,54 @@ static void test_ack_timeout(void **state)
 }
 
 /*
+ * A spurious timeout: the retransmit timer goes back to a READ, then an
+ * atomic, whose answers were only late, and the answers come before
+ * anything is sent again.  Each completes, and the next WQE goes out at
+ * its own PSN, its timer running: the cursor moves forward past what the
+ * late answer completed, as after a late ACK.  (It stayed behind, so the
+ * FETCH_ADD after the READ went out at the READ's PSN, was never
+ * answered, and no timer ran for it: the QP waited for ever.)
+ */
+static void test_late_answer_after_timeout(void **state)
+{
+	struct env *e = *state;
+	struct rn_sge ls = fx_sge(&e->la, 0, 2 * MTU);
+	struct rn_sge as = fx_sge(&e->la, 4096, 8);
+	struct rn_wire_qp *wq = e->w.dq->wire;
+	uint8_t remote[2 * MTU] = { 7 };
+	struct rn_pkt p;
+
+	post_op(&e->w, 1, RN_OP_READ, &ls, PEER_VA, PEER_RKEY);
+	assert_int_equal(send_some(e), 1);
+	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when));
+	assert_int_equal(fx_counter(e->fx, RN_CNT_ACK_TIMEOUT), 1);
+	read_response(e, RN_PKT_OP_READ_RESP_FIRST, SQ_PSN, remote, MTU);
+	read_response(e, RN_PKT_OP_READ_RESP_LAST, SQ_PSN + 1, remote + MTU, MTU);
+	assert_int_equal(cqe(e).status, IBV_WC_SUCCESS);
+
+	fx_post_send(&e->w, &(struct rn_send_wqe){ .wr_id = 2,
+		.opcode = RN_OP_FETCH_ADD, .flags = RN_WQE_SIGNALED,
+		.num_sge = 1, .remote_addr = PEER_VA, .rkey = PEER_RKEY,
+		.compare_add = 1 }, &as);
+	fx_ring(&e->w);
+	assert_int_equal(send_some(e), 1);
+	assert_pkt(&pk[0], RN_PKT_OP_FETCH_ADD, SQ_PSN + 2, 0);
+	assert_true(rn_timer_armed(&wq->retrans_timer));
+
+	/* The same with the atomic late. */
+	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when));
+	assert_int_equal(fx_counter(e->fx, RN_CNT_ACK_TIMEOUT), 2);
+	p = to_w(e, RN_PKT_OP_ATOMIC_ACK, SQ_PSN + 2);
+	p.aeth.syndrome = rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT);
+	fx_wire_deliver(&e->w, &p);
+	assert_int_equal(cqe(e).status, IBV_WC_SUCCESS);
+	post_op(&e->w, 3, RN_OP_READ, &ls, PEER_VA, PEER_RKEY);
+	assert_int_equal(send_some(e), 1);
+	assert_pkt(&pk[0], RN_PKT_OP_READ_REQUEST, SQ_PSN + 3, 0);
+	assert_true(rn_timer_armed(&wq->retrans_timer));
+}
+
+/*
  * A READ of 300 responses is asked in parts of RN_WIRE_READ_PART (256):
  * with max_rd_atomic 1 the second part's request waits for the first
  * part's last response (its READ credit), then asks for the rest.
@@ -1363,6 +1411,7 @@ int main(void)
 		T(test_read_response_wrong_length),
 		T(test_atomic_ack),
 		U(test_ack_timeout),
+		T(test_late_answer_after_timeout),
 		U(test_read_in_parts),
 		T(test_window),
 		T(test_sqd_drained),
