@@ -89,17 +89,33 @@ int rn_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 }
 
 /*
- * A destroyed QP's CQEs leave its CQ, as mlx5 and mlx4 take them out in
- * ibv_destroy_qp: a consumer never meets a wr_id of a QP it has freed
- * (libfabric's ofi_rxm relies on it).  The receives of a QP on an SRQ stay
- * (keep_recv): their buffers were the SRQ's, which lives on.  The device
- * writes no more CQEs for the QP; those of other QPs that follow are moved
- * up over the gaps, from the newest down, each with the owner bit of its
- * new slot, and the consumer counter moves past the gaps.  The device only
- * writes beyond the CQEs walked here, into slots released by the store of
- * the consumer counter, which comes last.
+ * A QP's CQEs leave its CQ (rn_cq_discard_qp), as mlx5 and mlx4 take them
+ * out in ibv_destroy_qp and on a modify to RESET, with two exceptions:
+ *
+ *   keep_recv   the receives of a QP on an SRQ stay: their buffers were
+ *               the SRQ's, which lives on.
+ *   keep_send   a destroyed QP's send completions stay, as on rxe.
+ *               libfabric's verbs provider destroys the QP of an endpoint
+ *               it closes, then polls the CQ for that QP's last sends
+ *               (vrb_cleanup_cq) and reports every send it did not find
+ *               there as flushed (vrb_flush_sq).  RxM closes an endpoint
+ *               from its CM thread when the peer disconnects, which under
+ *               load can come before the application polled the
+ *               completion of a send the peer has long acknowledged: the
+ *               send then failed for the application although its message
+ *               arrived (fi_rdm_multi_client's last pingpong send).  Sends
+ *               own no buffer a consumer hands back to the QP, so keeping
+ *               them cannot lead it into the freed QP, which receives did
+ *               (RxM reposts a receive buffer to its endpoint).
+ *
+ * The device writes no more CQEs for the QP; those that stay and those of
+ * other QPs that follow are moved up over the gaps, from the newest down,
+ * each with the owner bit of its new slot, and the consumer counter moves
+ * past the gaps.  The device only writes beyond the CQEs walked here, into
+ * slots released by the store of the consumer counter, which comes last.
  */
-void rn_cq_discard_qp(struct rn_cq *cq, uint32_t qpn, bool keep_recv)
+void rn_cq_discard_qp(struct rn_cq *cq, uint32_t qpn, bool keep_recv,
+		      bool keep_send)
 {
 	uint32_t mask = cq->entries - 1, n, i, gap = 0;
 
@@ -114,9 +130,9 @@ void rn_cq_discard_qp(struct rn_cq *cq, uint32_t qpn, bool keep_recv)
 	for (i = n; i-- > 0;) {
 		uint32_t at = cq->cons + i;
 		struct rn_cqe cqe = cq->ring[at & mask];
+		bool recv = cqe.opcode & IBV_WC_RECV;
 
-		if (cqe.qp_num == qpn &&
-		    !(keep_recv && cqe.opcode & IBV_WC_RECV)) {
+		if (cqe.qp_num == qpn && !(recv ? keep_recv : keep_send)) {
 			gap++;
 		} else if (gap) {
 			cqe.owner = RN_CQE_PHASE(at + gap, cq->log2_entries);

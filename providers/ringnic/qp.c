@@ -366,18 +366,19 @@ static void attr_from_wire(const struct rn_qp_attr *w, struct ibv_qp_attr *a)
  * The QP's CQEs leave its CQs when it is destroyed or reset, as mlx5 takes
  * them out (rn_cq_discard_qp): a QP brought back from ERR through RESET
  * starts on CQs that hold none of its flushed WRs (rdma-core's own tests
- * poll it so).
+ * poll it so).  A destroyed QP's send completions stay, as on rxe: a
+ * consumer may still look for them (libfabric's verbs provider does).
  */
-static void discard_cqes(struct ibv_qp *ibqp)
+static void discard_cqes(struct ibv_qp *ibqp, bool destroy)
 {
 	bool keep_recv = ibqp->srq != NULL;
 
 	if (ibqp->send_cq)
 		rn_cq_discard_qp(to_rn_cq(ibqp->send_cq), ibqp->qp_num,
-				 keep_recv);
+				 keep_recv, destroy);
 	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
 		rn_cq_discard_qp(to_rn_cq(ibqp->recv_cq), ibqp->qp_num,
-				 keep_recv);
+				 keep_recv, destroy);
 }
 
 int rn_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
@@ -416,7 +417,7 @@ int rn_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		pthread_spin_unlock(&qp->sq_lock);
 	}
 	if (reset && !ret)
-		discard_cqes(ibqp);
+		discard_cqes(ibqp, false);
 	return ret;
 }
 
@@ -464,7 +465,7 @@ int rn_destroy_qp(struct ibv_qp *ibqp)
 		return ret;
 	if (ibqp->send_cq)
 		send_qp_del(to_rn_cq(ibqp->send_cq), qp);
-	discard_cqes(ibqp);
+	discard_cqes(ibqp, true);
 	if (qp->mem)
 		munmap(qp->mem, qp->mem_size);
 	pthread_spin_destroy(&qp->sq_lock);

@@ -394,7 +394,8 @@ uint32_t rn_sq_free_slots(const struct rn_qp *qp);
 int rn_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int rn_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int rn_arm_cq(struct rn_cq *cq, uint32_t level);
-void rn_cq_discard_qp(struct rn_cq *cq, uint32_t qpn, bool keep_recv);
+void rn_cq_discard_qp(struct rn_cq *cq, uint32_t qpn, bool keep_recv,
+		      bool keep_send);
 void rn_cq_event(struct ibv_cq *cq);
 void rn_cq_init_poll_ops(struct rn_cq *cq);
 

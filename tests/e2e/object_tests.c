@@ -942,6 +942,83 @@ static int reset_cqes_resp(struct e2e_proc *p)
 	return gone_cqes_resp(p, true);
 }
 
+/* ================================================================ destroy_qp_sends */
+
+/*
+ * A destroyed QP's send completions stay in its CQ, as on rxe (its
+ * receives leave: destroy_qp_cqes).  libfabric's verbs provider closes an
+ * endpoint by destroying its QP, then polls the CQ for the QP's last sends
+ * and reports those it does not find as flushed: RxM's last send before
+ * the peer disconnected failed although it had arrived
+ * (fi_rdm_multi_client under load).  A SEND on a second QP is acknowledged
+ * (the responder has it), left unpolled, and the QP destroyed: the CQ
+ * still gives its success.
+ */
+static int destroy_sends_req(struct e2e_proc *p)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {
+		.wr_id = 0x2100,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct wc_want w = {
+		.wr_id = 0x2100,
+		.status = IBV_WC_SUCCESS,
+		.opcode = IBV_WC_SEND,
+		.byte_len = 64,
+	};
+	struct ibv_qp *extra;
+	struct e2e_opts o;
+	struct e2e_side s;
+	uint32_t dest_b;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	TRY(e2e_extra_qp(&s, s.pd, &extra, &dest_b));
+	sge = sge_of(&s, LOCAL_OFF, 64);
+	w.qp_num = extra->qp_num;
+	TRY(e2e_sync(p, "posted"));
+	TRY(post_send1(extra, &wr));
+	TRY(e2e_sync(p, "received"));
+	/* The responder has the message: its ACK has had time to come. */
+	e2e_sleep_ms(200);
+	CHECK(!ibv_destroy_qp(extra), "ibv_destroy_qp failed");
+	TRY(expect_wc(scq_of(&s), &w, "SEND of the destroyed QP"));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
+static int destroy_sends_resp(struct e2e_proc *p)
+{
+	struct ibv_qp *extra, *qp;
+	struct e2e_opts o;
+	struct e2e_side s;
+	struct ibv_sge sge;
+	uint32_t dest_b, qpn;
+
+	e2e_default_opts(&o);
+	TRY(e2e_setup(&s, p, &o));
+	TRY(e2e_extra_qp(&s, s.pd, &extra, &dest_b));
+	sge = sge_of(&s, 0, 4096);
+	TRY(post_recv1(extra, 0x3100, &sge, 1));
+	TRY(e2e_sync(p, "posted"));
+	/* expect_recv_ok checks the completion against s's QP and peer. */
+	qp = s.qp;
+	qpn = s.rem.qpn;
+	s.qp = extra;
+	s.rem.qpn = dest_b;
+	TRY(expect_recv_ok(&s, 0x3100, IBV_WC_RECV, 64, false, 0));
+	s.qp = qp;
+	s.rem.qpn = qpn;
+	TRY(e2e_sync(p, "received"));
+	TRY(e2e_sync(p, "end"));
+	CHECK(!ibv_destroy_qp(extra), "ibv_destroy_qp failed");
+	return e2e_close(&s);
+}
+
 /* ================================================================== table */
 
 #define PAIR(g, n, req, resp)                                                  \
@@ -955,6 +1032,8 @@ const struct e2e_test e2e_object_tests[] = {
 	PAIR("objects", "resize_cq", resize_req, resize_plain_resp),
 	PAIR("objects", "destroy_qp_cqes", destroy_cqes_req, destroy_cqes_resp),
 	PAIR("objects", "reset_qp_cqes", destroy_cqes_req, reset_cqes_resp),
+	PAIR("objects", "destroy_qp_sends", destroy_sends_req,
+	     destroy_sends_resp),
 	PAIR("objects", "resize_cq_ex", resize_req, resize_ex_resp),
 	PAIR("accounting", "send_queue", sq_acc_req, sq_acc_resp),
 	PAIR("accounting", "recv_queue", rq_acc_req, rq_acc_qp_resp),
