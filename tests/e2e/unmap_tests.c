@@ -2,10 +2,12 @@
 /*
  * Memory unmapped or moved after registration.  A NIC keeps the pinned
  * pages of an MR; ringnicd, which reaches memory by address, must instead
- * refuse the MR from then on, and never touch what the process mapped at
- * that address afterwards.  Each case registers a page between two
- * canary pages, replaces or moves it, and checks the verbs status and
- * that the new page and the canaries kept their filler.
+ * retire the MR, and never touch what the process mapped at that address
+ * afterwards.  An RDMA WRITE into the memory that went, which a NIC
+ * would write into the pinned pages where nobody sees it, goes nowhere and
+ * succeeds; every other access through the MR fails.  Each case registers
+ * a page between two canary pages, replaces or moves it, and checks the
+ * verbs status and that the new page and the canaries kept their filler.
  *
  * That is with a userfaultfd (rn_test_have_uffd).  Without one, ringnicd checks
  * by address only, and every case here maps the range again: the access
@@ -123,8 +125,9 @@ static struct ibv_send_wr one_wr(enum ibv_wr_opcode op, struct ibv_sge *sge,
 }
 
 /*
- * ---- the remote side's MR goes: RDMA WRITE / READ get REM_ACCESS_ERR ---
- * (without a userfaultfd: they succeed, on the page mapped anew)
+ * ---- the remote side's MR goes: an RDMA WRITE succeeds and lands nowhere,
+ * a READ gets REM_ACCESS_ERR (without a userfaultfd: both succeed, on the
+ * page mapped anew)
  */
 
 enum change { REPLACE_MUNMAP, REPLACE_FIXED, MOVE };
@@ -147,9 +150,12 @@ static int remote_req(struct e2e_proc *p, enum ibv_wr_opcode op)
 	sge = sge_of(&s, 0, 64);
 	wr = one_wr(op, &sge, raddr + 64, (uint32_t)rkey);
 	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
-	if (rn_test_have_uffd()) {
+	if (rn_test_have_uffd() && op == IBV_WR_RDMA_WRITE) {
+		/* As into the pages a NIC keeps pinned. */
+		TRY(expect_send_ok(&s, 1, IBV_WC_RDMA_WRITE, 64));
+	} else if (rn_test_have_uffd()) {
 		TRY(expect_err(scq_of(&s), 1, IBV_WC_REM_ACCESS_ERR, s.qp->qp_num,
-			       "access to a region its owner unmapped"));
+			       "READ of a region its owner unmapped"));
 		for (size_t i = 0; i < 64; i++)
 			CHECK(s.buf[i] == 0x11, "READ brought back data (byte %zu)",
 			      i);
@@ -186,10 +192,12 @@ static int remote_resp(struct e2e_proc *p, enum change how)
 	else
 		TRY(region_replace(&r, how == REPLACE_MUNMAP));
 	TRY(e2e_sync(p, "changed"));
-	if (rn_test_have_uffd())
+	if (rn_test_have_uffd() && op != IBV_WR_RDMA_WRITE)
 		TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR,
 				 E2E_WAIT_MS));
 	TRY(e2e_sync(p, "checked"));
+	if (rn_test_have_uffd() && op == IBV_WR_RDMA_WRITE)
+		TRY(expect_qp_state(s.qp, IBV_QPS_RTS));
 	if (rn_test_have_uffd() || op != IBV_WR_RDMA_WRITE)
 		TRY(region_untouched(&r, "the page mapped after registration"));
 	else /* the WRITE's 64 bytes of 0x11 at +64, nothing else */
