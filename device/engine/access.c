@@ -83,6 +83,33 @@ enum ibv_wc_status rn_scatter_resolve(struct rn_client *client,
 }
 
 /*
+ * A local scatter list that fails only because it lies in memory its
+ * owner unmapped under a registered MR: what a NIC would have read from
+ * the pages the MR pins, and ringnicd cannot.
+ */
+bool rn_sgl_gone(struct rn_client *client, struct rn_pd *pd,
+		 const struct rn_sge *sge, unsigned int n)
+{
+	bool gone = false;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		switch (rn_mr_check(rn_mr_lookup(client->dev, sge[i].lkey),
+				    sge[i].lkey, client, pd, sge[i].addr,
+				    sge[i].length, 0)) {
+		case RN_MEM_OK:
+			break;
+		case RN_MEM_GONE:
+			gone = true;
+			break;
+		default:
+			return false;
+		}
+	}
+	return gone;
+}
+
+/*
  * The target of a remote access, [addr, addr + len) of mr, goes on the
  * list.  A NIC pins an MR's pages, and a WRITE into memory its owner has
  * unmapped under the MR since lands in them, where nobody sees it; so here

@@ -85,6 +85,9 @@ struct rn_mw *rn_mw_lookup(struct rn_device *dev, uint32_t key);
 enum ibv_wc_status rn_sgl_resolve(struct rn_client *client, struct rn_pd *pd,
 				  const struct rn_sge *sge, unsigned int n,
 				  uint32_t access, struct rn_iovs *out);
+/* The list fails only because it lies in memory unmapped under its MRs. */
+bool rn_sgl_gone(struct rn_client *client, struct rn_pd *pd,
+		 const struct rn_sge *sge, unsigned int n);
 enum ibv_wc_status rn_scatter_resolve(struct rn_client *client,
 				      struct rn_pd *pd,
 				      const struct rn_sge *sge, unsigned int n,

@@ -5,7 +5,8 @@
  * retire the MR, and never touch what the process mapped at that address
  * afterwards.  An RDMA WRITE into the memory that went, which a NIC
  * would write into the pinned pages where nobody sees it, goes nowhere and
- * succeeds; every other access through the MR fails.  Each case registers
+ * succeeds; a UD send from there succeeds and its datagram is lost (as UD
+ * allows); every other access through the MR fails.  Each case registers
  * a page between two canary pages, replaces or moves it, and checks the
  * verbs status and that the new page and the canaries kept their filler.
  *
@@ -272,6 +273,55 @@ static int send_resp(struct e2e_proc *p)
 }
 
 /*
+ * ---- a UD send from an MR that went: the datagram is lost, the send
+ * succeeds (without a userfaultfd: it sends the page mapped anew) --------
+ */
+
+#define GRH 40
+
+static int ud_send_from_unmapped(struct e2e_proc *p)
+{
+	struct ibv_send_wr wr = { .wr_id = 3, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+	struct ibv_sge sge;
+	struct region r;
+	struct e2e_opts o;
+	struct e2e_side s;
+	uint8_t fresh[64];
+
+	e2e_default_opts(&o);
+	o.qp_type = IBV_QPT_UD;
+	TRY(e2e_open(&s, p, &o));
+	memcpy(s.rem.gid, s.gid.raw, 16); /* to itself */
+	s.rem.qpn = s.qp->qp_num;
+	TRY(e2e_connect(&s));
+	TRY(post_recv_buf(&s, 7, 0, GRH + 64));
+	TRY(region_make(&r, s.pd));
+	TRY(region_replace(&r, true));
+	sge = (struct ibv_sge){ (uintptr_t)r.page, 64, r.mr->lkey };
+	wr.sg_list = &sge;
+	wr.wr.ud.ah = s.ah;
+	wr.wr.ud.remote_qpn = s.qp->qp_num;
+	wr.wr.ud.remote_qkey = E2E_QKEY;
+	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
+	TRY(expect_send_ok(&s, 3, IBV_WC_SEND, 64));
+	if (rn_test_have_uffd()) {
+		TRY(expect_no_wc(rcq_of(&s), 50, "receive CQ: the datagram is lost"));
+	} else {
+		TRY(expect_recv_ok(&s, 7, IBV_WC_RECV, GRH + 64, false, 0));
+		memset(fresh, FRESH, sizeof(fresh));
+		TRY(check_bytes(s.buf + GRH, fresh, sizeof(fresh),
+				"datagram from the page mapped anew"));
+	}
+	TRY(expect_qp_state(s.qp, IBV_QPS_RTS));
+	TRY(region_untouched(&r, "the page mapped after registration"));
+	TRY(region_free(&r));
+	return e2e_close(&s);
+}
+
+/*
  * ---- a receive into an MR that went: LOC_PROT_ERR on the receive ------
  * (without a userfaultfd: the message lands in the page mapped anew)
  */
@@ -350,6 +400,8 @@ const struct e2e_test e2e_unmap_tests[] = {
 	PAIR("read_after_munmap", read_req, munmap_resp),
 	PAIR("read_after_mremap", read_req, move_resp),
 	PAIR("send_from_unmapped", send_req, send_resp),
+	{ .group = "unmapped", .name = "ud_send_from_unmapped", .nroles = 1,
+	  .role = { ud_send_from_unmapped }, .one_device = true },
 	PAIR("recv_into_unmapped", recv_req_64, recv_resp_64),
 	PAIR("recv_page_into_unmapped", recv_req_page, recv_resp_page),
 	{ 0 },
