@@ -14,7 +14,10 @@
  * ringnicd has read the event and retired the MRs over that range, so the
  * range cannot be reused under an MR first.  (Another thread of the
  * client may map the range in between; what the device writes there then
- * still lands in that client's own memory.)
+ * still lands in that client's own memory.)  The pages are gone before
+ * the event is read, though: an access in between faults on a guarded MR
+ * (struct rn_iovs' guarded), and is then taken as one to a retired MR,
+ * which engine/access.c says what becomes of.
  *
  * Memory a userfaultfd cannot watch (private file mappings), MRs of a
  * client without one (userfaultfd forbidden by seccomp) and on-demand
@@ -145,12 +148,20 @@ static void retire(struct rn_client *client, uint64_t start, uint64_t end)
 	for (i = 0; i < client->mrs.size; i++) {
 		struct rn_mr *mr = client->mrs.slot[i];
 
-		if (mr && mr->guarded && !mr->unmapped &&
-		    overlaps(mr, start, end)) {
+		if (!mr || !mr->guarded || !overlaps(mr, start, end))
+			continue;
+		if (!mr->unmapped) {
 			mr->unmapped = true;
+			mr->gone_start = start;
+			mr->gone_end = end;
 			rn_dbg("pid %d unmapped MR key 0x%x\n", client->pid,
 			       mr->key);
+			continue;
 		}
+		if (start < mr->gone_start)
+			mr->gone_start = start;
+		if (end > mr->gone_end)
+			mr->gone_end = end;
 	}
 }
 

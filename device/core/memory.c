@@ -53,14 +53,20 @@ enum rn_mem_status rn_mr_check(const struct rn_mr *mr, uint32_t key,
 		return RN_MEM_OK;
 	if (!mr || mr->key != key || mr->client != client || mr->pd != pd)
 		return RN_MEM_BAD_KEY;
-	if (mr->unmapped)
-		return RN_MEM_UNMAPPED;
 	if ((mr->access & access) != access)
 		return RN_MEM_BAD_ACCESS;
 	/* addr + len may wrap: compare offsets instead of end addresses. */
 	if (addr < mr->iova || addr - mr->iova > mr->length ||
 	    len > mr->length - (addr - mr->iova))
 		return RN_MEM_BAD_RANGE;
+	/* Last: the access is one the MR would allow, but its memory went. */
+	if (mr->unmapped) {
+		uint64_t at = addr - mr->iova + mr->addr;
+
+		return at >= mr->gone_start && at + len <= mr->gone_end ?
+			       RN_MEM_GONE :
+			       RN_MEM_UNMAPPED;
+	}
 	/* On demand, each access needs its pages mapped with its rights. */
 	if (mr->access & IBV_ACCESS_ON_DEMAND &&
 	    !rn_client_mapped(client, addr - mr->iova + mr->addr, len,
@@ -77,6 +83,17 @@ void rn_iovs_add(struct rn_iovs *v, const struct rn_mr *mr, uint64_t addr,
 	if (!len)
 		return;
 	v->iov[v->n].iov_base = (void *)(uintptr_t)(addr - mr->iova + mr->addr);
+	v->iov[v->n].iov_len = len;
+	v->n++;
+	v->len += len;
+	v->guarded = v->guarded && mr->guarded;
+}
+
+void rn_iovs_add_gone(struct rn_iovs *v, uint64_t len)
+{
+	if (!len)
+		return;
+	v->iov[v->n].iov_base = (void *)RN_MEM_NOWHERE;
 	v->iov[v->n].iov_len = len;
 	v->n++;
 	v->len += len;
@@ -110,6 +127,7 @@ void rn_iovs_sub(const struct rn_iovs *v, uint64_t off, uint64_t len,
 	out->mem = v->mem;
 	out->n = slice(v, off, len, out->iov);
 	out->len = len;
+	out->guarded = v->guarded;
 }
 
 /*
@@ -128,8 +146,15 @@ static enum rn_dma_status transfer(int mem, const struct iovec *remote,
 	for (i = 0; i < n; i++) {
 		size_t len = remote[i].iov_len;
 		off_t at = (off_t)(uintptr_t)remote[i].iov_base;
-		ssize_t done = write ? pwrite(mem, buf, len, at) :
-				       pread(mem, buf, len, at);
+		ssize_t done;
+
+		if ((uintptr_t)remote[i].iov_base >= RN_MEM_NOWHERE) {
+			if (!write)
+				return fault;
+			buf += len;
+			continue;
+		}
+		done = write ? pwrite(mem, buf, len, at) : pread(mem, buf, len, at);
 
 		if (done == 0 && len)
 			return RN_DMA_GONE;

@@ -18,6 +18,7 @@ enum rn_mem_status {
 	RN_MEM_BAD_ACCESS, /* the MR does not grant the right */
 	RN_MEM_BAD_RANGE, /* the range is not inside the MR */
 	RN_MEM_UNMAPPED, /* the owner unmapped or moved the MR's memory */
+	RN_MEM_GONE, /* ... and the range lies in what went */
 };
 
 /*
@@ -35,12 +36,26 @@ struct rn_iovs {
 	int mem; /* the owner's address space: struct rn_client's mem_fd */
 	unsigned int n;
 	uint64_t len; /* sum of the iov lengths */
+	/* Every range lies in an MR whose pages the client's userfaultfd
+	 * watches (core/guard.c): a fault there means that its owner has
+	 * unmapped the memory, and the MR's retirement is on its way.
+	 */
+	bool guarded;
 	struct iovec iov[RN_MAX_SGE];
 };
+
+/*
+ * Where a range of a retired MR goes when the device writes into it:
+ * nowhere.  Above every user address; rn_mem_write skips such a range
+ * and rn_mem_read fails on it.
+ */
+#define RN_MEM_NOWHERE ((uintptr_t)1 << 63)
 
 /* Append [addr, addr + len) of the MR to the list (translating the iova). */
 void rn_iovs_add(struct rn_iovs *v, const struct rn_mr *mr, uint64_t addr,
 		 uint64_t len);
+/* Append len bytes that go nowhere (a range of a retired MR). */
+void rn_iovs_add_gone(struct rn_iovs *v, uint64_t len);
 /* The bytes [off, off + len) of v (both within v->len) as a list of its own. */
 void rn_iovs_sub(const struct rn_iovs *v, uint64_t off, uint64_t len,
 		 struct rn_iovs *out);

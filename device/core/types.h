@@ -75,6 +75,10 @@ struct rn_mr {
 	uint32_t windows; /* memory windows bound to it */
 	bool guarded; /* its pages are registered with the client's uffd */
 	bool unmapped; /* the client unmapped or moved it: unusable */
+	/* With unmapped: the owner's addresses that went (all of them lie in
+	 * [gone_start, gone_end), which may hold pages that did not go).
+	 */
+	uint64_t gone_start, gone_end;
 };
 
 /*

@@ -31,6 +31,7 @@ enum ibv_wc_status rn_sgl_resolve(struct rn_client *client, struct rn_pd *pd,
 	out->mem = client->mem_fd;
 	out->n = 0;
 	out->len = 0;
+	out->guarded = true;
 	for (i = 0; i < n; i++) {
 		struct rn_mr *mr = rn_mr_lookup(dev, sge[i].lkey);
 
@@ -67,6 +68,7 @@ enum ibv_wc_status rn_scatter_resolve(struct rn_client *client,
 	out->mem = client->mem_fd;
 	out->n = 0;
 	out->len = 0;
+	out->guarded = true;
 	for (i = 0; i < n && left; i++) {
 		uint64_t part = sge[i].length < left ? sge[i].length : left;
 		struct rn_mr *mr = rn_mr_lookup(dev, sge[i].lkey);
@@ -78,6 +80,61 @@ enum ibv_wc_status rn_scatter_resolve(struct rn_client *client,
 		left -= part;
 	}
 	return IBV_WC_SUCCESS;
+}
+
+/*
+ * A local scatter list that fails only because it lies in memory its
+ * owner unmapped under a registered MR: what a NIC would have read from
+ * the pages the MR pins, and ringnicd cannot.
+ */
+bool rn_sgl_gone(struct rn_client *client, struct rn_pd *pd,
+		 const struct rn_sge *sge, unsigned int n)
+{
+	bool gone = false;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		switch (rn_mr_check(rn_mr_lookup(client->dev, sge[i].lkey),
+				    sge[i].lkey, client, pd, sge[i].addr,
+				    sge[i].length, 0)) {
+		case RN_MEM_OK:
+			break;
+		case RN_MEM_GONE:
+			gone = true;
+			break;
+		default:
+			return false;
+		}
+	}
+	return gone;
+}
+
+/*
+ * The target of a remote access, [addr, addr + len) of mr, goes on the
+ * list.  A NIC pins an MR's pages, and a WRITE into memory its owner has
+ * unmapped under the MR since lands in them, where nobody sees it; so here
+ * it goes nowhere and succeeds.  (UCX, for one, frees a buffer while a
+ * WRITE into it may still be on its way, and deregisters only later.)  A
+ * READ or an atomic would need what those pages held, and an access that
+ * reaches pages of a retired MR that are still mapped would be seen: they
+ * fail, as before.
+ */
+static bool remote_add(const struct rn_target *t, struct rn_mr *mr,
+		       uint32_t key, uint64_t addr, uint64_t len,
+		       uint32_t need, uint32_t access, struct rn_iovs *out)
+{
+	switch (rn_mr_check(mr, key, t->client, t->pd, addr, len, need)) {
+	case RN_MEM_OK:
+		rn_iovs_add(out, mr, addr, len);
+		return true;
+	case RN_MEM_GONE:
+		if (access != IBV_ACCESS_REMOTE_WRITE)
+			return false;
+		rn_iovs_add_gone(out, len);
+		return true;
+	default:
+		return false;
+	}
 }
 
 /*
@@ -99,10 +156,8 @@ static bool window_resolve(const struct rn_target *t, struct rn_mw *mw,
 	if (addr < mw->addr || addr - mw->addr > mw->length ||
 	    len > mw->length - (addr - mw->addr))
 		return false;
-	if (rn_mr_check(mw->mr, mw->mr->key, t->client, t->pd, addr, len, 0))
-		return false;
-	rn_iovs_add(out, mw->mr, addr, len);
-	return true;
+	/* The window granted the right: the MR needs none of its own. */
+	return remote_add(t, mw->mr, mw->mr->key, addr, len, 0, access, out);
 }
 
 /* The responder's side of an RDMA access: QP rights, then the MR or window. */
@@ -114,6 +169,7 @@ bool rn_remote_resolve(const struct rn_target *t, uint64_t addr, uint32_t rkey,
 	out->mem = t->client->mem_fd;
 	out->n = 0;
 	out->len = 0;
+	out->guarded = true;
 	if (!(t->qp_access & access))
 		return false;
 	if (!len)
@@ -121,11 +177,8 @@ bool rn_remote_resolve(const struct rn_target *t, uint64_t addr, uint32_t rkey,
 	if (rkey & RN_MW_KEY_BIT)
 		return window_resolve(t, rn_mw_lookup(dev, rkey), addr, rkey, len,
 				      access, out);
-	if (rn_mr_check(rn_mr_lookup(dev, rkey), rkey, t->client, t->pd, addr,
-			len, access))
-		return false;
-	rn_iovs_add(out, rn_mr_lookup(dev, rkey), addr, len);
-	return true;
+	return remote_add(t, rn_mr_lookup(dev, rkey), rkey, addr, len, access,
+			  access, out);
 }
 
 /* The data a SEND or WRITE carries: inline bytes or a gather list. */

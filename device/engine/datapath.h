@@ -85,10 +85,19 @@ struct rn_mw *rn_mw_lookup(struct rn_device *dev, uint32_t key);
 enum ibv_wc_status rn_sgl_resolve(struct rn_client *client, struct rn_pd *pd,
 				  const struct rn_sge *sge, unsigned int n,
 				  uint32_t access, struct rn_iovs *out);
+/* The list fails only because it lies in memory unmapped under its MRs. */
+bool rn_sgl_gone(struct rn_client *client, struct rn_pd *pd,
+		 const struct rn_sge *sge, unsigned int n);
 enum ibv_wc_status rn_scatter_resolve(struct rn_client *client,
 				      struct rn_pd *pd,
 				      const struct rn_sge *sge, unsigned int n,
 				      uint64_t reach, struct rn_iovs *out);
+/*
+ * The responder's range for an RDMA access, false when refused.  A WRITE
+ * into memory unmapped under an MR succeeds there and goes nowhere
+ * (RN_MEM_NOWHERE).  out->guarded says whether a fault in the copy that
+ * follows is such memory too, unmapped since: the caller's to take alike.
+ */
 bool rn_remote_resolve(const struct rn_target *t, uint64_t addr, uint32_t rkey,
 		       uint64_t len, uint32_t access, struct rn_iovs *out);
 enum ibv_wc_status rn_gather(struct rn_qp *qp, const struct rn_wqe *w,

@@ -273,6 +273,11 @@ static struct result exec_write(struct rn_qp *qp, const struct rn_wqe *w)
 	case RN_DMA_SRC_FAULT:
 		return done(IBV_WC_LOC_PROT_ERR, 0);
 	case RN_DMA_DST_FAULT:
+		/* Unmapped since it was checked, its retirement on its way:
+		 * the WRITE goes nowhere, as into a retired MR.
+		 */
+		if (remote.guarded)
+			break;
 		return refused(qp, dst, IBV_WC_REM_ACCESS_ERR,
 			       IBV_EVENT_QP_ACCESS_ERR, len);
 	case RN_DMA_OK:

@@ -6,6 +6,13 @@
  * one of ours (or --local-on-wire).  Only what the sender got wrong itself
  * (a bad AH, a message larger than the path MTU, its own buffers) is an
  * error completion.
+ *
+ * But not a buffer its owner unmapped under a registered MR after posting
+ * (core/guard.c): a NIC would send what the pages the MR pins held, which
+ * ringnicd no longer has.  The datagram is lost instead, as UD allows, and
+ * the send succeeds.  UCX's UD transport frees the buffers of sends it
+ * still has queued when it destroys an endpoint, and treats an error
+ * completion as fatal.
  */
 #include <string.h>
 
@@ -32,16 +39,27 @@ enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 	uint8_t dgid[16];
 	uint32_t qkey;
 	uint64_t len;
+	unsigned int i;
+	bool gone;
 	int index;
 
 	if (!ah || ah->pd != qp->pd)
 		return IBV_WC_LOC_QP_OP_ERR;
 	st = rn_gather(qp, w, &src, &len);
+	gone = st == IBV_WC_LOC_PROT_ERR && !(w->flags & RN_WQE_INLINE) &&
+	       rn_sgl_gone(qp->client, qp->pd, w->sge, w->num_sge);
+	if (gone) {
+		for (len = 0, i = 0; i < w->num_sge; i++)
+			len += w->sge[i].length;
+		st = IBV_WC_SUCCESS;
+	}
 	if (st)
 		return st;
 	if (len > rn_port_mtu_bytes(dev))
 		return IBV_WC_LOC_LEN_ERR;
 	*byte_len = len;
+	if (gone)
+		return IBV_WC_SUCCESS;
 
 	/* Every AH has a GRH (verbs/ah.c).  A source address that went away
 	 * since the AH was made routes nowhere.
@@ -87,9 +105,11 @@ enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 			dma = rn_dma_copy(&src, &payload, len, dev->engine->bounce,
 					  RN_BOUNCE_SIZE);
 	}
-	/* A sender that cannot be read is the sender's error. */
+	/* A sender that cannot be read is the sender's error, unless its
+	 * memory went under a guarded MR since it was checked.
+	 */
 	if (dma == RN_DMA_SRC_FAULT)
-		return IBV_WC_LOC_PROT_ERR;
+		return src.guarded ? IBV_WC_SUCCESS : IBV_WC_LOC_PROT_ERR;
 	res = rn_recv_result_of(w, IBV_WC_RECV, len + RN_GRH_LEN, qp->qpn);
 	rn_ud_complete(&rx, dma, &res, rn_gid_is_ipv4(ip.sgid) &&
 					      rn_gid_is_ipv4(ip.dgid));

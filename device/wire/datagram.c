@@ -61,6 +61,11 @@ enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 	case RN_DMA_GONE:
 		break;
 	default:
+		/* Unmapped under a guarded MR since it was checked: the
+		 * datagram is lost (rn_ud_send).
+		 */
+		if (src->guarded)
+			return IBV_WC_SUCCESS;
 		return IBV_WC_LOC_PROT_ERR;
 	}
 	qp->attr.sq_psn = rn_pkt_psn_add(qp->attr.sq_psn, 1);

@@ -245,6 +245,10 @@ struct rn_wire_stage {
 	/* write: the kind of its packets (RN_PKT_K_*), the first one's PSN */
 	uint8_t kind;
 	uint32_t first_psn;
+	/* WRITEs into guarded MRs only: a fault is memory unmapped since
+	 * (rn_remote_resolve), where they go nowhere.
+	 */
+	bool vanish;
 	rn_wire_stage_failed_fn failed;
 	uint8_t buf[RN_WIRE_STAGE_SIZE];
 };

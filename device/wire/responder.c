@@ -504,6 +504,9 @@ static enum step do_write(struct rn_wire_qp *wq, const struct rn_pkt *p,
 	case RN_DMA_GONE:
 		return HELD;
 	default:
+		/* Unmapped since it was checked: nowhere, as a retired MR. */
+		if (remote.guarded)
+			break;
 		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
 		return REFUSED;
 	}

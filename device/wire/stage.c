@@ -44,6 +44,8 @@ static enum rn_dma_status land(struct rn_wire *w)
 
 	if (st->len)
 		status = rn_mem_write(st->mem, &all, 1, st->buf);
+	if (status == RN_DMA_DST_FAULT && st->vanish)
+		status = RN_DMA_OK;
 	if (status == RN_DMA_OK) {
 		st->addr += st->len;
 		st->len = 0;
@@ -142,7 +144,9 @@ enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 		st->addr = addr;
 		st->len = 0;
 		st->failed = failed;
+		st->vanish = true;
 	}
+	st->vanish = st->vanish && kind == RN_PKT_K_WRITE && dst->guarded;
 	/* The first packet not yet written, for a write that fails. */
 	if (!st->len)
 		st->first_psn = p->psn;

@@ -2,10 +2,13 @@
 /*
  * Memory unmapped or moved after registration.  A NIC keeps the pinned
  * pages of an MR; ringnicd, which reaches memory by address, must instead
- * refuse the MR from then on, and never touch what the process mapped at
- * that address afterwards.  Each case registers a page between two
- * canary pages, replaces or moves it, and checks the verbs status and
- * that the new page and the canaries kept their filler.
+ * retire the MR, and never touch what the process mapped at that address
+ * afterwards.  An RDMA WRITE into the memory that went, which a NIC
+ * would write into the pinned pages where nobody sees it, goes nowhere and
+ * succeeds; a UD send from there succeeds and its datagram is lost (as UD
+ * allows); every other access through the MR fails.  Each case registers
+ * a page between two canary pages, replaces or moves it, and checks the
+ * verbs status and that the new page and the canaries kept their filler.
  *
  * That is with a userfaultfd (rn_test_have_uffd).  Without one, ringnicd checks
  * by address only, and every case here maps the range again: the access
@@ -123,8 +126,9 @@ static struct ibv_send_wr one_wr(enum ibv_wr_opcode op, struct ibv_sge *sge,
 }
 
 /*
- * ---- the remote side's MR goes: RDMA WRITE / READ get REM_ACCESS_ERR ---
- * (without a userfaultfd: they succeed, on the page mapped anew)
+ * ---- the remote side's MR goes: an RDMA WRITE succeeds and lands nowhere,
+ * a READ gets REM_ACCESS_ERR (without a userfaultfd: both succeed, on the
+ * page mapped anew)
  */
 
 enum change { REPLACE_MUNMAP, REPLACE_FIXED, MOVE };
@@ -147,9 +151,12 @@ static int remote_req(struct e2e_proc *p, enum ibv_wr_opcode op)
 	sge = sge_of(&s, 0, 64);
 	wr = one_wr(op, &sge, raddr + 64, (uint32_t)rkey);
 	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
-	if (rn_test_have_uffd()) {
+	if (rn_test_have_uffd() && op == IBV_WR_RDMA_WRITE) {
+		/* As into the pages a NIC keeps pinned. */
+		TRY(expect_send_ok(&s, 1, IBV_WC_RDMA_WRITE, 64));
+	} else if (rn_test_have_uffd()) {
 		TRY(expect_err(scq_of(&s), 1, IBV_WC_REM_ACCESS_ERR, s.qp->qp_num,
-			       "access to a region its owner unmapped"));
+			       "READ of a region its owner unmapped"));
 		for (size_t i = 0; i < 64; i++)
 			CHECK(s.buf[i] == 0x11, "READ brought back data (byte %zu)",
 			      i);
@@ -186,10 +193,12 @@ static int remote_resp(struct e2e_proc *p, enum change how)
 	else
 		TRY(region_replace(&r, how == REPLACE_MUNMAP));
 	TRY(e2e_sync(p, "changed"));
-	if (rn_test_have_uffd())
+	if (rn_test_have_uffd() && op != IBV_WR_RDMA_WRITE)
 		TRY(expect_async(s.ctx, s.qp, IBV_EVENT_QP_ACCESS_ERR,
 				 E2E_WAIT_MS));
 	TRY(e2e_sync(p, "checked"));
+	if (rn_test_have_uffd() && op == IBV_WR_RDMA_WRITE)
+		TRY(expect_qp_state(s.qp, IBV_QPS_RTS));
 	if (rn_test_have_uffd() || op != IBV_WR_RDMA_WRITE)
 		TRY(region_untouched(&r, "the page mapped after registration"));
 	else /* the WRITE's 64 bytes of 0x11 at +64, nothing else */
@@ -260,6 +269,55 @@ static int send_resp(struct e2e_proc *p)
 		CHECK(s.buf[i] == FRESH,
 		      "SEND from the page mapped anew: byte %zu is %#04x, not %#04x",
 		      i, s.buf[i], FRESH);
+	return e2e_close(&s);
+}
+
+/*
+ * ---- a UD send from an MR that went: the datagram is lost, the send
+ * succeeds (without a userfaultfd: it sends the page mapped anew) --------
+ */
+
+#define GRH 40
+
+static int ud_send_from_unmapped(struct e2e_proc *p)
+{
+	struct ibv_send_wr wr = { .wr_id = 3, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+	struct ibv_sge sge;
+	struct region r;
+	struct e2e_opts o;
+	struct e2e_side s;
+	uint8_t fresh[64];
+
+	e2e_default_opts(&o);
+	o.qp_type = IBV_QPT_UD;
+	TRY(e2e_open(&s, p, &o));
+	memcpy(s.rem.gid, s.gid.raw, 16); /* to itself */
+	s.rem.qpn = s.qp->qp_num;
+	TRY(e2e_connect(&s));
+	TRY(post_recv_buf(&s, 7, 0, GRH + 64));
+	TRY(region_make(&r, s.pd));
+	TRY(region_replace(&r, true));
+	sge = (struct ibv_sge){ (uintptr_t)r.page, 64, r.mr->lkey };
+	wr.sg_list = &sge;
+	wr.wr.ud.ah = s.ah;
+	wr.wr.ud.remote_qpn = s.qp->qp_num;
+	wr.wr.ud.remote_qkey = E2E_QKEY;
+	CHECK(!ibv_post_send(s.qp, &wr, &bad), "ibv_post_send failed");
+	TRY(expect_send_ok(&s, 3, IBV_WC_SEND, 64));
+	if (rn_test_have_uffd()) {
+		TRY(expect_no_wc(rcq_of(&s), 50, "receive CQ: the datagram is lost"));
+	} else {
+		TRY(expect_recv_ok(&s, 7, IBV_WC_RECV, GRH + 64, false, 0));
+		memset(fresh, FRESH, sizeof(fresh));
+		TRY(check_bytes(s.buf + GRH, fresh, sizeof(fresh),
+				"datagram from the page mapped anew"));
+	}
+	TRY(expect_qp_state(s.qp, IBV_QPS_RTS));
+	TRY(region_untouched(&r, "the page mapped after registration"));
+	TRY(region_free(&r));
 	return e2e_close(&s);
 }
 
@@ -342,6 +400,8 @@ const struct e2e_test e2e_unmap_tests[] = {
 	PAIR("read_after_munmap", read_req, munmap_resp),
 	PAIR("read_after_mremap", read_req, move_resp),
 	PAIR("send_from_unmapped", send_req, send_resp),
+	{ .group = "unmapped", .name = "ud_send_from_unmapped", .nroles = 1,
+	  .role = { ud_send_from_unmapped }, .one_device = true },
 	PAIR("recv_into_unmapped", recv_req_64, recv_resp_64),
 	PAIR("recv_page_into_unmapped", recv_req_page, recv_resp_page),
 	{ 0 },

@@ -2,11 +2,12 @@
 /*
  * Registered memory unmapped or moved under its MR.  A NIC keeps the pages
  * it pinned; ringnicd reaches memory by address, so what it must never do
- * is write into whatever the process mapped at that address later.  Every
- * access through the MR afterwards gets its error status (the remote side
- * REM_ACCESS_ERR, the local side LOC_PROT_ERR); memory mapped there anew
- * and memory moved elsewhere keep their bytes; the canary pages around
- * stay.
+ * is write into whatever the process mapped at that address later.  An
+ * RDMA WRITE through the MR afterwards succeeds and goes nowhere, as into
+ * the pages a NIC keeps; every other access gets its error status (the
+ * remote side REM_ACCESS_ERR, the local side LOC_PROT_ERR); memory mapped
+ * there anew and memory moved elsewhere keep their bytes; the canary pages
+ * around stay.
  *
  * That is with a userfaultfd.  A process without one (seccomp) gets the
  * checks by address only: an access to the range left unmapped fails as
@@ -245,6 +246,14 @@ static int access_gone(struct hpair *hp, struct region *r, enum variant v)
 				     (k == 2 ? atomic_addr : addr) -
 					     (uintptr_t)r->fresh, len);
 	switch (k) {
+	case 0: { /* the WRITE went nowhere */
+		const struct want_wc sent = { SCQ_A, v, IBV_WC_SUCCESS };
+
+		if (!rn_test_have_uffd())
+			return expect_remote_access_err(hp, v, what);
+		HTRY(hp_expect(hp, &sent, 1, NULL, 0, what));
+		return both_rts(hp, what);
+	}
 	case 3:
 	case 5:
 		return expect_local_err(hp, v, IBV_WC_LOC_PROT_ERR, what);
@@ -263,6 +272,10 @@ static int access_gone(struct hpair *hp, struct region *r, enum variant v)
 static int remapped_in_flight(struct hpair *hp, struct region *r)
 {
 	const char *what = "remapped while a WRITE waits";
+	const struct want_wc done[2] = {
+		{ SCQ_A, V_UNMAP_IN_FLIGHT, IBV_WC_SUCCESS },
+		{ RCQ_B, 3, IBV_WC_SUCCESS },
+	};
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
 	uint32_t len = rng_range(1, 4096);
@@ -284,16 +297,13 @@ static int remapped_in_flight(struct hpair *hp, struct region *r)
 		 * and the receive comes after the new memory is filled: the
 		 * WRITE lands there, whole.
 		 */
-		const struct want_wc wc[2] = {
-			{ SCQ_A, V_UNMAP_IN_FLIGHT, IBV_WC_SUCCESS },
-			{ RCQ_B, 3, IBV_WC_SUCCESS },
-		};
-
-		HTRY(hp_expect(hp, wc, 2, NULL, 0, what));
+		HTRY(hp_expect(hp, done, 2, NULL, 0, what));
 		memcpy(r->want + off, hp->local.data, len);
 		return both_rts(hp, what);
 	}
-	return expect_remote_access_err(hp, V_UNMAP_IN_FLIGHT, what);
+	/* The MR retired meanwhile: the WRITE goes nowhere, and succeeds. */
+	HTRY(hp_expect(hp, done, 2, NULL, 0, what));
+	return both_rts(hp, what);
 }
 
 /* Every byte that is not the MR's any more is as it was; then clean up. */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Key, rights and range checks against an MR (rn_mr_check), iova
- * translation (rn_iovs_add), and data movement through /proc/PID/mem:
- * within the test process itself, and into address spaces that are gone.
+ * Key, rights and range checks against an MR (rn_mr_check), a retired
+ * MR's, iova translation (rn_iovs_add), and data movement through
+ * /proc/PID/mem: within the test process itself, past ranges that go
+ * nowhere, and into address spaces that are gone.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -182,6 +183,38 @@ static void test_mr_check_zero_length(void **state)
 	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.other_client,
 				     &e.other_pd, UINT64_MAX, 0,
 				     IBV_ACCESS_REMOTE_ATOMIC), RN_MEM_OK);
+}
+
+/*
+ * Retired (its owner unmapped part of it): an access the MR would allow is
+ * RN_MEM_GONE when it lies wholly in what went, RN_MEM_UNMAPPED when it
+ * reaches beyond; keys, rights and bounds come first as ever.
+ */
+static void test_mr_check_retired(void **state)
+{
+	struct mr_env e;
+
+	(void)state;
+	env_init(&e, MR_IOVA, MR_LEN,
+		 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	e.mr.unmapped = true;
+	e.mr.gone_start = e.mr.addr + 0x100;
+	e.mr.gone_end = e.mr.addr + 0x200;
+	assert_int_equal(check(&e, MR_IOVA + 0x100, 0x100, IBV_ACCESS_REMOTE_WRITE),
+			 RN_MEM_GONE);
+	assert_int_equal(check(&e, MR_IOVA + 0x1ff, 1, 0), RN_MEM_GONE);
+	assert_int_equal(check(&e, MR_IOVA + 0x100, 0x101, IBV_ACCESS_REMOTE_WRITE),
+			 RN_MEM_UNMAPPED);
+	assert_int_equal(check(&e, MR_IOVA + 0xff, 2, 0), RN_MEM_UNMAPPED);
+	assert_int_equal(check(&e, MR_IOVA, 8, 0), RN_MEM_UNMAPPED);
+	assert_int_equal(check(&e, MR_IOVA + 0x100, 8, IBV_ACCESS_REMOTE_READ),
+			 RN_MEM_BAD_ACCESS);
+	assert_int_equal(check(&e, MR_IOVA + 0x100, MR_LEN, 0),
+			 RN_MEM_BAD_RANGE);
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.client, &e.pd,
+				     MR_IOVA + 0x100, 8, 0), RN_MEM_BAD_KEY);
+	/* Nothing to reach: nothing is missed. */
+	assert_int_equal(check(&e, MR_IOVA, 0, 0), RN_MEM_OK);
 }
 
 /* ---- rn_iovs_add ---------------------------------------------------------- */
@@ -365,6 +398,45 @@ static void test_dma_to_from(void **state)
 	assert_int_equal(rn_dma_to(&d.src, buf, 0), RN_DMA_OK);
 	assert_int_equal(rn_dma_from(&d.src, buf, 0), RN_DMA_OK);
 	assert_int_equal(rn_dma_copy(&d.src, &d.src, 0, buf, 1), RN_DMA_OK);
+}
+
+/*
+ * A range that goes nowhere (rn_iovs_add_gone) takes its bytes of a write
+ * and writes nothing; a read from one fails.
+ */
+static void test_dma_nowhere(void **state)
+{
+	uint8_t area[300], buf[300];
+	struct rn_iovs v = { .guarded = true };
+	struct mr_env e;
+	size_t i;
+
+	(void)state;
+	env_init(&e, (uintptr_t)area, sizeof(area), 0);
+	e.mr.addr = (uintptr_t)area;
+	e.mr.guarded = true;
+	v.mem = self_mem;
+	memset(area, 0xcc, sizeof(area));
+	pattern(buf, sizeof(buf), 5);
+	rn_iovs_add(&v, &e.mr, (uintptr_t)area, 100);
+	rn_iovs_add_gone(&v, 50);
+	rn_iovs_add_gone(&v, 0);
+	rn_iovs_add(&v, &e.mr, (uintptr_t)area + 200, 100);
+	assert_int_equal(v.n, 3);
+	assert_int_equal(v.len, 250);
+	assert_true(v.guarded);
+	assert_int_equal(rn_dma_to(&v, buf, 250), RN_DMA_OK);
+	assert_memory_equal(area, buf, 100);
+	for (i = 100; i < 200; i++)
+		assert_int_equal(area[i], 0xcc);
+	assert_memory_equal(area + 200, buf + 150, 100);
+	assert_int_equal(rn_dma_from(&v, buf, 250), RN_DMA_SRC_FAULT);
+	/* The part before it reads. */
+	assert_int_equal(rn_dma_from(&v, buf, 100), RN_DMA_OK);
+	/* One range of an MR nobody watches: the list is not guarded. */
+	e.mr.guarded = false;
+	rn_iovs_add(&v, &e.mr, (uintptr_t)area, 1);
+	assert_false(v.guarded);
 }
 
 /* Three pages; the middle one is unmapped, the last one read-only. */
@@ -590,10 +662,12 @@ int main(void)
 		cmocka_unit_test(test_mr_check_range),
 		cmocka_unit_test(test_mr_check_wrap),
 		cmocka_unit_test(test_mr_check_zero_length),
+		cmocka_unit_test(test_mr_check_retired),
 		cmocka_unit_test(test_iovs_add),
 		cmocka_unit_test(test_dma_copy_uneven),
 		cmocka_unit_test(test_dma_copy_prefix),
 		cmocka_unit_test(test_dma_to_from),
+		cmocka_unit_test(test_dma_nowhere),
 		cmocka_unit_test_setup_teardown(test_dma_faults, hole_setup,
 						hole_teardown),
 		cmocka_unit_test_setup_teardown(test_dma_fault_later_segment,
