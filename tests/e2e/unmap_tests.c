@@ -310,7 +310,18 @@ static int ud_send_from_unmapped(struct e2e_proc *p)
 	if (rn_test_have_uffd()) {
 		TRY(expect_no_wc(rcq_of(&s), 50, "receive CQ: the datagram is lost"));
 	} else {
-		TRY(expect_recv_ok(&s, 7, IBV_WC_RECV, GRH + 64, false, 0));
+		struct wc_want w = {
+			.wr_id = 7,
+			.status = IBV_WC_SUCCESS,
+			.opcode = IBV_WC_RECV,
+			.byte_len = GRH + 64,
+			.qp_num = s.qp->qp_num,
+			.recv = true,
+			.src_qp = s.qp->qp_num,
+			.flags = IBV_WC_GRH, /* a UD receive */
+		};
+
+		TRY(expect_wc(rcq_of(&s), &w, "receive completion"));
 		memset(fresh, FRESH, sizeof(fresh));
 		TRY(check_bytes(s.buf + GRH, fresh, sizeof(fresh),
 				"datagram from the page mapped anew"));
