@@ -311,6 +311,15 @@ static inline void rn_wire_count(struct rn_device *dev, enum rn_counter c)
 }
 
 void rn_wire_flush(struct rn_device *dev);
+/*
+ * One packet off a socket (netio.c), buf[0, len): parsed, its ICRC checked
+ * against pkt's addresses, counted and handed to the QP it names.  pkt
+ * says how it came (socket, sender, TTL, TOS); its parsed fields are set
+ * here.  The end of a receive batch (rn_wire_write_flush, then
+ * rn_wire_send_acks) is the caller's.
+ */
+void rn_wire_receive_packet(struct rn_device *dev, struct rn_wire_pkt pkt,
+			    uint8_t *buf, size_t len);
 socklen_t rn_wire_gid_addr(const struct rn_device *dev, const uint8_t *gid,
 			   struct sockaddr_in6 *v6, struct sockaddr_in *v4);
 /* Writes len payload bytes at dst (of a packet being built). */

@@ -662,8 +662,8 @@ static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 }
 
 /* One packet, buf[0, len), of what arrived as pkt says. */
-static void receive_packet(struct rn_device *dev, struct rn_wire_pkt pkt,
-			   uint8_t *buf, size_t len)
+void rn_wire_receive_packet(struct rn_device *dev, struct rn_wire_pkt pkt,
+			    uint8_t *buf, size_t len)
 {
 	enum rn_pkt_status st;
 
@@ -711,8 +711,8 @@ static void receive(struct rn_device *dev, struct rn_wire_sock *s,
 		return;
 	}
 	for (off = 0; off < len; off += each)
-		receive_packet(dev, pkt, rx->buf + off,
-			       len - off < each ? len - off : each);
+		rn_wire_receive_packet(dev, pkt, rx->buf + off,
+				       len - off < each ? len - off : each);
 }
 
 /* One batch from socket s; returns how many packets it held. */

@@ -11,6 +11,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -466,33 +467,39 @@ unsigned int fx_wire_take(struct fx *fx, struct fx_pkt *out, unsigned int max)
 	return n;
 }
 
-void fx_wire_recv(struct fx_qp *qp, const struct rn_pkt *p)
+void fx_wire_arrive(struct fx *fx, const struct sockaddr_in *from, uint8_t tos,
+		    const struct rn_pkt *p)
 {
-	struct rn_device *dev = &qp->fx->dev;
-	struct rn_wire_qp *wq = qp->dq->wire;
+	struct rn_device *dev = &fx->dev;
+	struct rn_wire_sock *s = &dev->engine->wire->socks[0];
 	static uint8_t buf[RN_WIRE_PKT_MAX];
 	struct rn_wire_pkt pkt = {
-		.sock = &dev->engine->wire->socks[0],
-		.from = (const struct sockaddr *)&wq->peer.addr,
+		.sock = s,
+		.from = (const struct sockaddr *)from,
 		.ttl = 64,
-		.tos = RN_WIRE_ECN_ECT0,
+		.tos = tos,
+	};
+	struct rn_icrc_flow4 flow = {
+		.saddr = from->sin_addr,
+		.daddr = s->local.v4.sin_addr,
+		.sport = ntohs(from->sin_port),
+		.dport = RN_PKT_UDP_DPORT,
 	};
 	size_t len;
 
-	assert_non_null(wq);
 	len = rn_pkt_build(p, buf, sizeof(buf));
 	assert_true(len > 0);
-	assert_int_equal(rn_pkt_parse(buf, len, &pkt.p), RN_PKT_OK);
-	pkt.op = rn_pkt_op(pkt.p.opcode);
-	pkt.udp_len = 8 + len;
-	/* netio.c: receive_packet, then dispatch for a connected QP */
-	rn_wire_count(dev, RN_CNT_RCVD_PKTS);
-	if (!rn_wire_write_joins(dev, wq, &pkt))
-		rn_wire_write_flush(dev);
-	if (pkt.op->flags & RN_PKT_F_REQ)
-		rn_wire_responder_recv(wq, &pkt);
-	else
-		rn_wire_completer_recv(wq, &pkt);
+	rn_icrc_seal_ipv4(&flow, (uint16_t)(len * 7919), buf, len);
+	rn_wire_receive_packet(dev, pkt, buf, len);
+}
+
+void fx_wire_recv(struct fx_qp *qp, const struct rn_pkt *p)
+{
+	struct rn_wire_qp *wq = qp->dq->wire;
+
+	assert_non_null(wq);
+	assert_int_equal(wq->peer.family, AF_INET);
+	fx_wire_arrive(qp->fx, &wq->peer.addr.v4, RN_WIRE_ECN_ECT0, p);
 }
 
 void fx_wire_batch_end(struct fx *fx)

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
 
 #include "kernel-abi/ringnic-ring.h"
 #include "engine/datapath.h"
@@ -169,11 +170,17 @@ struct fx_pkt {
  * empty the batch.  Returns how many there were (all must fit).
  */
 unsigned int fx_wire_take(struct fx *fx, struct fx_pkt *out, unsigned int max);
-/* Packet p (built with packet.c's builder, then parsed back) arrives for
- * qp from its peer: the responder or the completer takes it, as netio.c
- * dispatches.  fx_wire_batch_end ends the receive batch as netio.c does
- * (staged payload to memory, the ACKs coalesced out); fx_wire_deliver is
- * both.
+/* Packet p, built with packet.c's builder and its ICRC sealed, arrives on
+ * GID 0's socket from 'from' with this traffic class, through the entry
+ * point of the sockets (rn_wire_receive_packet): the QP its BTH names
+ * takes it if 'from' is that QP's peer.
+ */
+void fx_wire_arrive(struct fx *fx, const struct sockaddr_in *from, uint8_t tos,
+		    const struct rn_pkt *p);
+/* The same from qp's peer, to qp (p->dqpn is qp's): the responder or the
+ * completer takes it.  fx_wire_batch_end ends the receive batch as netio.c
+ * does (staged payload to memory, the ACKs coalesced out); fx_wire_deliver
+ * is both.
  */
 void fx_wire_recv(struct fx_qp *qp, const struct rn_pkt *p);
 void fx_wire_batch_end(struct fx *fx);
