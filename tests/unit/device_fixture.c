@@ -188,24 +188,32 @@ bool fx_pass(struct fx *fx)
 
 /* ---- MRs ---------------------------------------------------------------------- */
 
-void fx_mr_new(struct fx *fx, uint64_t len, uint32_t access, uint8_t fill,
-	       struct fx_mr *mr)
+void fx_mr_reg(struct fx *fx, uint32_t pd, void *addr, uint64_t len,
+	       uint32_t access, struct fx_mr *mr)
 {
-	struct rn_ctl_reg_mr_req req = { .pd = fx->pd, .access = access };
+	struct rn_ctl_reg_mr_req req = { .pd = pd, .access = access };
 	struct rn_ctl_reg_mr_resp resp;
 
-	mr->len = len;
-	mr->buf = aligned_alloc(4096, (len + 4095) & ~4095ull);
-	assert_non_null(mr->buf);
-	assert_true(fx->nbufs < FX_MAPS);
-	fx->bufs[fx->nbufs++] = mr->buf;
-	memset(mr->buf, fill, len);
-	req.addr = req.iova = (uintptr_t)mr->buf;
+	req.addr = req.iova = (uintptr_t)addr;
 	req.length = len;
 	assert_int_equal(rn_mr_reg(fx->client, &req, &resp), 0);
+	mr->buf = addr;
+	mr->len = len;
 	mr->handle = resp.handle;
 	mr->lkey = resp.lkey;
 	mr->rkey = resp.rkey;
+}
+
+void fx_mr_new(struct fx *fx, uint64_t len, uint32_t access, uint8_t fill,
+	       struct fx_mr *mr)
+{
+	uint8_t *buf = aligned_alloc(4096, (len + 4095) & ~4095ull);
+
+	assert_non_null(buf);
+	assert_true(fx->nbufs < FX_MAPS);
+	fx->bufs[fx->nbufs++] = buf;
+	memset(buf, fill, len);
+	fx_mr_reg(fx, fx->pd, buf, len, access, mr);
 }
 
 void fx_mr_dereg(struct fx *fx, struct fx_mr *mr)
@@ -258,22 +266,13 @@ bool fx_poll(struct fx_cq *cq, struct rn_cqe *out)
 
 /* ---- QPs ---------------------------------------------------------------------- */
 
-void fx_qp_new(struct fx *fx, struct fx_cq *send_cq, struct fx_cq *recv_cq,
-	       const struct rn_qp_cap *cap, struct fx_qp *qp)
+void fx_qp_create(struct fx *fx, struct rn_ctl_create_qp_req req,
+		  struct fx_qp *qp)
 {
-	struct rn_ctl_create_qp_req req = {
-		.pd = fx->pd,
-		.send_cq = send_cq->handle,
-		.recv_cq = recv_cq->handle,
-		.qp_type = IBV_QPT_RC,
-		.cap = { 16, 16, 4, 4, 64, 0 },
-	};
 	struct rn_ctl_create_qp_resp resp;
 	uint8_t *mem;
 	int memfd;
 
-	if (cap)
-		req.cap = *cap;
 	req.user_handle = (uintptr_t)qp;
 	assert_int_equal(rn_qp_create(fx->client, &req, &resp, &memfd), 0);
 	mem = map_fd(fx, memfd, resp.mmap_size);
@@ -291,6 +290,22 @@ void fx_qp_new(struct fx *fx, struct fx_cq *send_cq, struct fx_cq *recv_cq,
 		.dq = rn_table_get(&fx->client->qps, resp.handle),
 	};
 	assert_non_null(qp->dq);
+}
+
+void fx_qp_new(struct fx *fx, struct fx_cq *send_cq, struct fx_cq *recv_cq,
+	       const struct rn_qp_cap *cap, struct fx_qp *qp)
+{
+	struct rn_ctl_create_qp_req req = {
+		.pd = fx->pd,
+		.send_cq = send_cq->handle,
+		.recv_cq = recv_cq->handle,
+		.qp_type = IBV_QPT_RC,
+		.cap = { 16, 16, 4, 4, 64, 0 },
+	};
+
+	if (cap)
+		req.cap = *cap;
+	fx_qp_create(fx, req, qp);
 }
 
 struct fx_conn fx_conn_default(uint32_t dest_qpn)
@@ -312,8 +327,8 @@ struct fx_conn fx_conn_default(uint32_t dest_qpn)
 	};
 }
 
-static void modify(struct fx_qp *qp, enum ibv_qp_state state, uint32_t mask,
-		   const struct rn_qp_attr *attr)
+void fx_qp_modify(struct fx_qp *qp, enum ibv_qp_state state, uint32_t mask,
+		  const struct rn_qp_attr *attr)
 {
 	struct rn_ctl_modify_qp_req req = {
 		.handle = qp->handle,
@@ -346,14 +361,17 @@ void fx_qp_connect(struct fx_qp *qp, const struct fx_conn *c)
 	};
 
 	memcpy(a.ah_attr.dgid, c->dgid, 16);
-	modify(qp, IBV_QPS_INIT, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				 IBV_QP_ACCESS_FLAGS, &a);
-	modify(qp, IBV_QPS_RTR, IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				IBV_QP_MIN_RNR_TIMER, &a);
-	modify(qp, IBV_QPS_RTS, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				IBV_QP_MAX_QP_RD_ATOMIC, &a);
+	fx_qp_modify(qp, IBV_QPS_INIT,
+		     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, &a);
+	fx_qp_modify(qp, IBV_QPS_RTR,
+		     IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER,
+		     &a);
+	fx_qp_modify(qp, IBV_QPS_RTS,
+		     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
+		     &a);
 	/* The destination decides the path (connection.c). */
 	assert_int_equal(qp->dq->wire != NULL,
 			 memcmp(c->dgid, FX_LOCAL_GID, 16) != 0 ||
@@ -432,8 +450,9 @@ void fx_ring(struct fx_qp *qp)
 }
 
 /* providers/ringnic/recv.c: recv_write */
-void fx_post_recv(struct fx_qp *qp, uint64_t wr_id, const struct rn_sge *sge,
-		  unsigned int n)
+static uint32_t write_recv(uint8_t *ring, uint32_t slots, uint32_t prod,
+			   uint64_t wr_id, const struct rn_sge *sge,
+			   unsigned int n)
 {
 	uint8_t buf[RN_RECV_HDR_SIZE + RN_MAX_SGE * sizeof(struct rn_sge)] = { 0 };
 	struct rn_recv_wqe *hdr = (struct rn_recv_wqe *)buf;
@@ -443,10 +462,48 @@ void fx_post_recv(struct fx_qp *qp, uint64_t wr_id, const struct rn_sge *sge,
 	hdr->num_sge = n;
 	hdr->nslots = RN_RECV_WQE_SLOTS(n);
 	memcpy(buf + RN_RECV_HDR_SIZE, sge, n * sizeof(*sge));
-	rn_ring_write(qp->rq, qp->rq_slots, qp->rq_prod, buf,
+	rn_ring_write(ring, slots, prod, buf,
 		      RN_RECV_HDR_SIZE + n * sizeof(*sge));
-	qp->rq_prod += hdr->nslots;
+	return hdr->nslots;
+}
+
+void fx_post_recv(struct fx_qp *qp, uint64_t wr_id, const struct rn_sge *sge,
+		  unsigned int n)
+{
+	qp->rq_prod += write_recv(qp->rq, qp->rq_slots, qp->rq_prod, wr_id, sge,
+				  n);
 	__atomic_store_n(&qp->ctrl->rq_prod, qp->rq_prod, __ATOMIC_RELEASE);
+}
+
+/* ---- SRQs ----------------------------------------------------------------------- */
+
+void fx_srq_new(struct fx *fx, struct rn_ctl_create_srq_req req,
+		struct fx_srq *srq)
+{
+	struct rn_ctl_create_srq_resp resp;
+	uint8_t *mem;
+	int memfd;
+
+	req.user_handle = (uintptr_t)srq;
+	assert_int_equal(rn_srq_create(fx->client, &req, &resp, &memfd), 0);
+	mem = map_fd(fx, memfd, resp.mmap_size);
+	/* providers/ringnic/srq.c: srq_attach */
+	*srq = (struct fx_srq){
+		.handle = resp.handle,
+		.srqn = resp.srqn,
+		.ctrl = (struct rn_srq_ctrl *)mem,
+		.ring = mem + RN_SRQ_RING_OFFSET,
+		.slots = resp.ring_slots,
+	};
+}
+
+void fx_post_srq_recv(struct fx_srq *srq, uint64_t wr_id,
+		      const struct rn_sge *sge, unsigned int n)
+{
+	srq->prod += write_recv(srq->ring, srq->slots, srq->prod, wr_id, sge, n);
+	srq->wr_prod++;
+	__atomic_store_n(&srq->ctrl->prod, srq->prod, __ATOMIC_RELEASE);
+	__atomic_store_n(&srq->ctrl->wr_prod, srq->wr_prod, __ATOMIC_RELEASE);
 }
 
 /* ---- the wire ------------------------------------------------------------------ */

@@ -109,6 +109,9 @@ void fx_free(struct fx *fx);
  */
 void fx_mr_new(struct fx *fx, uint64_t len, uint32_t access, uint8_t fill,
 	       struct fx_mr *mr);
+/* Register [addr, addr + len) of the caller's memory in PD pd. */
+void fx_mr_reg(struct fx *fx, uint32_t pd, void *addr, uint64_t len,
+	       uint32_t access, struct fx_mr *mr);
 /* Deregister it (its buffer stays). */
 void fx_mr_dereg(struct fx *fx, struct fx_mr *mr);
 /* The SGE of [off, off + len) of mr. */
@@ -118,11 +121,17 @@ void fx_cq_new(struct fx *fx, uint32_t entries, struct fx_cq *cq);
 /* The next CQE, consumed as the provider consumes it; false if none. */
 bool fx_poll(struct fx_cq *cq, struct rn_cqe *cqe);
 
+/* A QP as req asks (its user_handle is filled in). */
+void fx_qp_create(struct fx *fx, struct rn_ctl_create_qp_req req,
+		  struct fx_qp *qp);
 /* An RC QP with these caps (0: 16 WRs, 4 SGEs each way, 64 inline). */
 void fx_qp_new(struct fx *fx, struct fx_cq *send_cq, struct fx_cq *recv_cq,
 	       const struct rn_qp_cap *cap, struct fx_qp *qp);
 struct fx_conn fx_conn_default(uint32_t dest_qpn);
-/* RESET -> INIT -> RTR -> RTS with c. */
+/* To state with the attributes mask names, as ibv_modify_qp. */
+void fx_qp_modify(struct fx_qp *qp, enum ibv_qp_state state, uint32_t mask,
+		  const struct rn_qp_attr *attr);
+/* An RC QP: RESET -> INIT -> RTR -> RTS with c. */
 void fx_qp_connect(struct fx_qp *qp, const struct fx_conn *c);
 /* Two QPs connected to each other on the local path. */
 void fx_qp_pair(struct fx_qp *a, struct fx_qp *b);
@@ -146,6 +155,23 @@ void fx_ring_record(struct fx_qp *qp, uint64_t record);
 /* Post a receive WQE of n SGEs. */
 void fx_post_recv(struct fx_qp *qp, uint64_t wr_id, const struct rn_sge *sge,
 		  unsigned int n);
+
+/* An SRQ as the provider holds it. */
+struct fx_srq {
+	uint32_t handle;
+	uint32_t srqn;
+	struct rn_srq_ctrl *ctrl;
+	uint8_t *ring;
+	uint32_t slots;
+	uint32_t prod; /* slots posted */
+	uint32_t wr_prod;
+};
+
+/* An SRQ as req asks (its user_handle is filled in). */
+void fx_srq_new(struct fx *fx, struct rn_ctl_create_srq_req req,
+		struct fx_srq *srq);
+void fx_post_srq_recv(struct fx_srq *srq, uint64_t wr_id,
+		      const struct rn_sge *sge, unsigned int n);
 
 /* One engine pass, now. */
 bool fx_pass(struct fx *fx);
