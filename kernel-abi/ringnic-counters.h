@@ -48,6 +48,7 @@ enum rn_counter {
 	RN_CNT_CNP_HANDLED, /* CNPs a requester slowed down for */
 	RN_CNT_ECN_MARKED, /* requests that arrived with ECN CE */
 	RN_CNT_CNP_SENT, /* CNPs sent for them */
+	RN_CNT_DUP_RESP, /* responses older than what was acknowledged, dropped */
 	RN_CNT_MAX
 };
 
@@ -84,6 +85,7 @@ enum rn_counter {
 	[RN_CNT_RX_ICRC] = "rx_icrc_errors",                                  \
 	[RN_CNT_RX_MALFORMED] = "rx_malformed_packets",                       \
 	[RN_CNT_RX_UNEXPECTED] = "rx_unexpected_responses",                   \
+	[RN_CNT_DUP_RESP] = "rx_duplicate_responses",                         \
 	[RN_CNT_REQ_COMPLETED] = "req_completed",                             \
 	[RN_CNT_NAK_OP] = "req_remote_operation_errors",                      \
 	[RN_CNT_NAK_SENT] = "resp_naks_sent",                                 \

@@ -190,14 +190,27 @@ static enum acked acknowledge(struct rn_wire_qp *wq, uint32_t psn)
 	return lost ? LOST : ACKED;
 }
 
-/* A gap in the responses: go back once, until the missing one comes. */
+/*
+ * A response past a gap: counted, each one (mlx5's implied_nak_seq_err
+ * counts the times the requester saw one), and dropped; the requester
+ * goes back once, until the missing one comes.
+ */
 static void implied_nak(struct rn_wire_qp *wq, uint32_t expected)
 {
+	rn_count_qp(wq->qp, RN_CNT_IMPLIED_NAK);
 	if (wq->implied_nak)
 		return;
 	wq->implied_nak = true;
-	rn_count_qp(wq->qp, RN_CNT_IMPLIED_NAK);
 	retry(wq, expected);
+}
+
+/* A response for a PSN never sent (or asked for): a lie, or a stray. */
+static bool never_sent(struct rn_wire_qp *wq, uint32_t psn)
+{
+	if (rn_pkt_psn_cmp(psn, wq->sent_psn) < 0)
+		return false;
+	rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
+	return true;
 }
 
 /*
@@ -250,13 +263,12 @@ static void nak(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 {
 	unsigned int value = rn_pkt_aeth_value(syndrome);
 
-	if (rn_pkt_psn_cmp(psn, wq->sent_psn) >= 0) {
-		/* For a PSN never sent: a lie, or a stray. */
-		rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
+	if (never_sent(wq, psn))
+		return;
+	if (rn_pkt_psn_cmp(psn, wq->una) < 0) {
+		rn_count_qp(wq->qp, RN_CNT_DUP_RESP); /* old news */
 		return;
 	}
-	if (rn_pkt_psn_cmp(psn, wq->una) < 0)
-		return; /* stale: old news */
 	if (!acknowledge_before(wq, psn))
 		return;
 	if (rn_pkt_aeth_type(syndrome) == RN_PKT_AETH_RNR_NAK) {
@@ -408,7 +420,8 @@ static void read_response(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 	uint32_t i, expected;
 	uint64_t want;
 
-	if (!acknowledge_before(wq, p->psn) || aeth_is_nak(wq, p))
+	if (never_sent(wq, p->psn) || !acknowledge_before(wq, p->psn) ||
+	    aeth_is_nak(wq, p))
 		return;
 	s = head_send(wq);
 	if (!s || s->opcode != RN_OP_READ ||
@@ -420,6 +433,8 @@ static void read_response(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 	if (p->psn != expected) {
 		if (rn_pkt_psn_cmp(p->psn, expected) > 0)
 			implied_nak(wq, expected);
+		else
+			rn_count_qp(wq->qp, RN_CNT_DUP_RESP);
 		return;
 	}
 	i = s->done;
@@ -455,7 +470,8 @@ static void atomic_ack(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 	struct rn_wire_send *s;
 	enum ibv_wc_status st;
 
-	if (!acknowledge_before(wq, p->psn) || aeth_is_nak(wq, p))
+	if (never_sent(wq, p->psn) || !acknowledge_before(wq, p->psn) ||
+	    aeth_is_nak(wq, p))
 		return;
 	s = head_send(wq);
 	if (!s || (s->opcode != RN_OP_CMP_SWAP && s->opcode != RN_OP_FETCH_ADD)) {
@@ -465,6 +481,8 @@ static void atomic_ack(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 	if (p->psn != s->first_psn) {
 		if (rn_pkt_psn_cmp(p->psn, s->first_psn) > 0)
 			implied_nak(wq, s->first_psn);
+		else
+			rn_count_qp(wq->qp, RN_CNT_DUP_RESP);
 		return;
 	}
 	wq->implied_nak = false;
@@ -495,6 +513,11 @@ void rn_wire_completer_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt
 	case RN_PKT_K_ACK:
 		if (aeth_is_nak(wq, p))
 			return;
+		/* Nothing new: what it acknowledges already was. */
+		if (rn_pkt_psn_cmp(p->psn, wq->una) < 0) {
+			rn_count_qp(wq->qp, RN_CNT_DUP_RESP);
+			return;
+		}
 		switch (acknowledge(wq, p->psn)) {
 		case LOST:
 			implied_nak(wq, wq->una);

@@ -16,7 +16,8 @@ on_b ip addr add 198.18.0.3/32 dev lo || wire_fail "cannot add 198.18.0.3"
 
 declare -A before
 names="rx_no_qp_drops out_of_seq_request duplicate_request resp_naks_sent
-	send_rnr_err rx_unexpected_responses rx_qkey_drops rx_icrc_errors
+	send_rnr_err rx_unexpected_responses rx_duplicate_responses rx_qkey_drops
+	rx_icrc_errors
 	rx_malformed_packets"
 for c in $names; do
 	before[$c]=$(counter ringnic0 $c)
