@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Writes the seed corpora of the fuzz targets (corpus/wqe, corpus/control)
 from the layouts of kernel-abi/, corpus/packet from the RoCEv2 layouts of
-docs/wire.md and corpus/cm from the CM MADs of docs/rdma_cm.md:
+docs/wire.md, corpus/cm from the CM MADs of docs/rdma_cm.md and
+corpus/peer from the records of fuzz_peer.c:
 well-formed inputs the fuzzers mutate.
 Run it when a format changes; the seeds are committed."""
 import ipaddress
@@ -232,10 +233,88 @@ def cm_seeds():
     write("cm/sidr-req", peer + mad(0x17, 3, sidr))
 
 
+# fuzz_peer's records (see packet(), post_work(), qp_state() there)
+RC, UC, UD, XRC, QP1 = range(5)
+END_BATCH, ACKREQ = 64, 2
+R_RW, R_RO, R_LOCAL, R_RECV, WIN_LIVE = 0, 1, 2, 3, 7
+
+
+def peer_packet(target, opnum, psn_sel=0, psn_d=0, addr=R_RW, off=0,
+                key=R_RW, rlen=64, payload=None, srqn_sel=0, raw=None,
+                swap=0, compare=0, syndrome=0, flags=END_BATCH | ACKREQ):
+    """One packet record: payload None is the RETH's length."""
+    r = struct.pack("<BBBB", 0, target, 0x80 if raw is not None else opnum,
+                    flags)
+    if raw is not None:
+        r += bytes([raw])
+    r += struct.pack("<BH", psn_sel, psn_d & 0xffff)
+    if target == UD:
+        r += struct.pack("<I", 0)  # a UD QP has no PSN: a raw one
+    r += struct.pack("<BH", 0, rlen)
+    r += struct.pack("<Bh", addr, off) + bytes([key])
+    r += struct.pack("<QQBHQI", swap, compare, syndrome, 0, 0, 0)
+    r += bytes([key]) + bytes([0]) + bytes([0]) + bytes([srqn_sel])
+    if payload is None:
+        r += bytes([0])
+    else:
+        r += bytes([1]) + struct.pack("<BH", 0, payload)
+    return r + struct.pack("<I", 0x5a5a1234)
+
+
+def peer_post(op, length, off=0):
+    """Work on the RC QP: op 0 WRITE, 1 READ, 2 SEND, 3 CAS, 4 FAA."""
+    return struct.pack("<BBHH", 4, op, length, off)
+
+
+def peer_seeds():
+    ack = 0x11
+    seeds = {
+        "write": peer_packet(RC, 0x0A, rlen=64),
+        "write-window": peer_packet(RC, 0x0A, addr=WIN_LIVE, key=WIN_LIVE,
+                                    rlen=100),
+        "write-end": peer_packet(RC, 0x0A, addr=0x40 | R_RW, rlen=16),
+        "read-end": peer_packet(RC, 0x0C, addr=0x40 | R_RO, key=R_RO,
+                                rlen=100, payload=0),
+        "read": peer_packet(RC, 0x0C, addr=R_RO, key=R_RO, rlen=1000,
+                            payload=0),
+        "cas": peer_packet(RC, 0x13, rlen=0, payload=0, compare=0, swap=9),
+        "faa-window": peer_packet(RC, 0x14, addr=WIN_LIVE, key=WIN_LIVE,
+                                  rlen=0, payload=0, swap=3),
+        "send": peer_packet(RC, 0x04, rlen=100),
+        "send-3": peer_packet(RC, 0x00, rlen=1024, flags=0) +
+        peer_packet(RC, 0x01, rlen=1024, flags=0) +
+        peer_packet(RC, 0x02, rlen=10),
+        "write-3": peer_packet(RC, 0x06, rlen=2100, payload=1024,
+                               flags=0) +
+        peer_packet(RC, 0x07, rlen=1024, flags=0) +
+        peer_packet(RC, 0x08, rlen=52),
+        "uc-write": peer_packet(UC, 0x0A, rlen=64),
+        "uc-send": peer_packet(UC, 0x04, rlen=64),
+        "ud-send": peer_packet(UD, 0x04, rlen=64),
+        "xrc-send": peer_packet(XRC, 0x04, rlen=64),
+        "xrc-write": peer_packet(XRC, 0x0A, rlen=64),
+        "xrc-read": peer_packet(XRC, 0x0C, rlen=512, payload=0),
+        "cnp": peer_packet(RC, 0, raw=0x81, rlen=0, payload=0),
+        "qp1": peer_packet(QP1, 0x04, rlen=256),
+        "acked-write": peer_post(0, 100) +
+        peer_packet(RC, ack, psn_sel=1, rlen=0, payload=0),
+        "answered-read": peer_post(1, 300) +
+        peer_packet(RC, 0x10, psn_sel=1, rlen=300),
+        "answered-cas": peer_post(3, 8) +
+        peer_packet(RC, 0x12, psn_sel=1, rlen=0, payload=0),
+        "nak-write": peer_post(0, 100) +
+        peer_packet(RC, ack, psn_sel=1, rlen=0, payload=0, syndrome=0x62),
+        "reset-rc": struct.pack("<BB", 7, 0) + peer_packet(RC, 0x0A),
+    }
+    for name, data in seeds.items():
+        write("peer/" + name, data)
+
+
 if __name__ == "__main__":
-    for corpus in ("wqe", "control", "packet", "cm"):
+    for corpus in ("wqe", "control", "packet", "cm", "peer"):
         os.makedirs(os.path.join(HERE, "corpus", corpus), exist_ok=True)
     wqe_seeds()
     control_seeds()
     packet_seeds()
     cm_seeds()
+    peer_seeds()

@@ -6,6 +6,6 @@ set -eu
 work=$(mktemp -d /tmp/rn-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 "$1" -max_total_time="$3" -print_final_stats=1 -artifact_prefix="$work/" \
-	"$work" "$2" 2>&1 | grep -E "^#|ERROR|SUMMARY|stat::number_of_executed_units" |
+	"$work" "$2" 2>&1 | grep -E "^#|^fuzz_|ERROR|SUMMARY|stat::number_of_executed_units" |
 	tail -5
 exit "${PIPESTATUS[0]}"

@@ -199,9 +199,9 @@ unsigned int fx_wire_take(struct fx *fx, struct fx_pkt *out, unsigned int max);
 /* Packet p, built with packet.c's builder and its ICRC sealed, arrives on
  * GID 0's socket from 'from' with this traffic class, through the entry
  * point of the sockets (rn_wire_receive_packet): the QP its BTH names
- * takes it if 'from' is that QP's peer.
+ * takes it if 'from' is that QP's peer.  False if the builder refused p.
  */
-void fx_wire_arrive(struct fx *fx, const struct sockaddr_in *from, uint8_t tos,
+bool fx_wire_arrive(struct fx *fx, const struct sockaddr_in *from, uint8_t tos,
 		    const struct rn_pkt *p);
 /* The same from qp's peer, to qp (p->dqpn is qp's): the responder or the
  * completer takes it.  fx_wire_batch_end ends the receive batch as netio.c
