@@ -19,9 +19,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 wire_hosts "$@"
 ft=$build/fabtests
 "$here/build.sh" "$ft" || wire_fail "cannot build fabtests"
-# A second address on each end, for the runs of ofi_rxm.
-ip addr add 198.18.0.3/24 dev wa && on_b ip addr add 198.18.0.4/24 dev wb ||
-	wire_fail "cannot add the second addresses"
+# More addresses: each run has its own on host A, since the runs go at
+# once and some tests bind fixed ports (fi_msg_sockets' client takes
+# 9229 on its -s address), and the runs of ofi_rxm have their own on B.
+ip addr add 198.18.0.3/24 dev wa && ip addr add 198.18.0.5/24 dev wa &&
+	ip addr add 198.18.0.6/24 dev wa && on_b ip addr add 198.18.0.4/24 dev wb ||
+	wire_fail "cannot add the more addresses"
 wire_start A ringnic0
 dir_b=$RINGNIC_RUNTIME_DIR.b
 mkdir -m 700 "$dir_b"
@@ -32,9 +35,9 @@ export PATH="$here/hosts:$PATH" RN_FT_B=$B RN_FT_B_DIR=$dir_b \
 # NAME PROVIDER SERVER CLIENT [HOSTS]: the fewest tests that pass today.
 runs=(
 	"verbs-one-device verbs 198.18.0.1 198.18.0.1 66"
-	"verbs-two-hosts verbs 198.18.0.2 198.18.0.1 66"
+	"verbs-two-hosts verbs 198.18.0.2 198.18.0.5 66"
 	"rxm-one-device verbs;ofi_rxm 198.18.0.3 198.18.0.3 50"
-	"rxm-two-hosts verbs;ofi_rxm 198.18.0.4 198.18.0.3 50"
+	"rxm-two-hosts verbs;ofi_rxm 198.18.0.4 198.18.0.6 50"
 )
 out=$RINGNIC_RUNTIME_DIR.fabtests
 # libfabric writes a backtrace file where a test crashes: not in the tree.
