@@ -227,58 +227,17 @@ static struct fx_qp *qp_of(struct env *e, unsigned int i)
 	return qps[i % 4];
 }
 
-static struct rn_qp_attr connection(uint32_t dest_qpn)
-{
-	struct rn_qp_attr a = {
-		.port_num = 1,
-		.qp_access_flags = ALL_REMOTE,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest_qpn,
-		.rq_psn = RQ_PSN,
-		.sq_psn = SQ_PSN,
-		.max_dest_rd_atomic = 4,
-		.max_rd_atomic = 4,
-		.min_rnr_timer = 1,
-		.timeout = 14,
-		.retry_cnt = 7,
-		.rnr_retry = 3,
-		.qkey = QKEY,
-		.ah_attr = { .is_global = 1, .sgid_index = 0, .hop_limit = 64,
-			     .port_num = 1 },
-	};
-
-	memcpy(a.ah_attr.dgid, FX_REMOTE_GID, 16);
-	return a;
-}
-
-/* QP i of qp_of(): RESET -> INIT -> RTR -> RTS, as its type asks. */
+/* QP i of qp_of(): connected to the peer's QPN for it. */
 static void connect_qp(struct env *e, unsigned int i)
 {
-	struct fx_qp *qp = qp_of(e, i);
-	struct rn_qp_attr a = connection(PEER_QPN + i % 4);
-	uint32_t init = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-	uint32_t rtr = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-		       IBV_QP_RQ_PSN;
-	uint32_t rts = IBV_QP_SQ_PSN;
+	struct fx_conn c = fx_conn_default(PEER_QPN + i % 4);
 
-	switch (qp->dq->qp_type) {
-	case IBV_QPT_UD:
-		init = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
-		rtr = 0;
-		break;
-	case IBV_QPT_RC:
-		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-		rts |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-		       IBV_QP_MAX_QP_RD_ATOMIC;
-		break;
-	case IBV_QPT_XRC_RECV:
-		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-		rts |= IBV_QP_TIMEOUT;
-		break;
-	}
-	fx_qp_modify(qp, IBV_QPS_INIT, init, &a);
-	fx_qp_modify(qp, IBV_QPS_RTR, rtr, &a);
-	fx_qp_modify(qp, IBV_QPS_RTS, rts, &a);
+	c.dgid = FX_REMOTE_GID;
+	c.sq_psn = SQ_PSN;
+	c.rq_psn = RQ_PSN;
+	c.rnr_retry = 3;
+	c.qkey = QKEY;
+	fx_qp_connect(qp_of(e, i), &c);
 }
 
 /* A receive into R_RECV: [off, off + len) of it, clipped. */

@@ -356,26 +356,40 @@ void fx_qp_connect(struct fx_qp *qp, const struct fx_conn *c)
 		.timeout = c->timeout,
 		.retry_cnt = c->retry_cnt,
 		.rnr_retry = c->rnr_retry,
+		.qkey = c->qkey,
 		.ah_attr = { .is_global = 1, .sgid_index = 0, .hop_limit = 64,
 			     .port_num = 1 },
 	};
+	uint32_t init = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	uint32_t rtr = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		       IBV_QP_RQ_PSN;
+	uint32_t rts = IBV_QP_SQ_PSN;
 
+	/* What ibv_modify_qp(3) asks of each type (qp_rules.c). */
+	switch (qp->dq->qp_type) {
+	case IBV_QPT_UD:
+		init = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+		rtr = 0;
+		break;
+	case IBV_QPT_RC:
+		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		rts |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		       IBV_QP_MAX_QP_RD_ATOMIC;
+		break;
+	case IBV_QPT_XRC_RECV:
+		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		rts |= IBV_QP_TIMEOUT;
+		break;
+	}
 	memcpy(a.ah_attr.dgid, c->dgid, 16);
-	fx_qp_modify(qp, IBV_QPS_INIT,
-		     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, &a);
-	fx_qp_modify(qp, IBV_QPS_RTR,
-		     IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER,
-		     &a);
-	fx_qp_modify(qp, IBV_QPS_RTS,
-		     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
-		     &a);
-	/* The destination decides the path (connection.c). */
-	assert_int_equal(qp->dq->wire != NULL,
-			 memcmp(c->dgid, FX_LOCAL_GID, 16) != 0 ||
-				 qp->fx->dev.local_on_wire);
+	fx_qp_modify(qp, IBV_QPS_INIT, init, &a);
+	fx_qp_modify(qp, IBV_QPS_RTR, rtr, &a);
+	fx_qp_modify(qp, IBV_QPS_RTS, rts, &a);
+	/* The destination decides the path of a connected QP (connection.c). */
+	if (qp->dq->qp_type != IBV_QPT_UD)
+		assert_int_equal(qp->dq->wire != NULL,
+				 memcmp(c->dgid, FX_LOCAL_GID, 16) != 0 ||
+					 qp->fx->dev.local_on_wire);
 }
 
 void fx_qp_pair(struct fx_qp *a, struct fx_qp *b)

@@ -99,6 +99,7 @@ struct fx_conn {
 	uint8_t max_rd_atomic;
 	uint8_t max_dest_rd_atomic;
 	uint32_t access; /* qp_access_flags */
+	uint32_t qkey; /* UD */
 };
 
 struct fx *fx_new(void);
@@ -131,7 +132,7 @@ struct fx_conn fx_conn_default(uint32_t dest_qpn);
 /* To state with the attributes mask names, as ibv_modify_qp. */
 void fx_qp_modify(struct fx_qp *qp, enum ibv_qp_state state, uint32_t mask,
 		  const struct rn_qp_attr *attr);
-/* An RC QP: RESET -> INIT -> RTR -> RTS with c. */
+/* RESET -> INIT -> RTR -> RTS with what of c the QP's type takes. */
 void fx_qp_connect(struct fx_qp *qp, const struct fx_conn *c);
 /* Two QPs connected to each other on the local path. */
 void fx_qp_pair(struct fx_qp *a, struct fx_qp *b);
