@@ -47,7 +47,14 @@ fail() {
 	cat "$dir.log" >&2
 	rc=1
 }
-if kill -0 "$RINGNICD_PID" 2>/dev/null; then
+# Alive, not merely unreaped: a daemon the test killed is a zombie until the
+# wait below, and kill -0 would still find it.
+alive() {
+	local state
+	state=$(cut -d' ' -f3 "/proc/$RINGNICD_PID/stat" 2>/dev/null) &&
+		[ "$state" != Z ]
+}
+if alive; then
 	kill -TERM "$RINGNICD_PID"
 	wait "$RINGNICD_PID" || fail "ringnicd exited with status $?"
 	[ -e "$dir" ] && fail "ringnicd left $(find "$dir" | head -5)"
