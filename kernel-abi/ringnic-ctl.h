@@ -43,7 +43,9 @@ enum rn_ctl_op {
 	RN_CTL_DEALLOC_MW,
 	RN_CTL_REREG_MR,
 	RN_CTL_RESIZE_CQ,
-	RN_CTL_OP_MAX = RN_CTL_RESIZE_CQ,
+	RN_CTL_QUERY_PD,
+	RN_CTL_QUERY_MR,
+	RN_CTL_OP_MAX = RN_CTL_QUERY_MR,
 };
 
 /* The largest message either side sends; receivers size their buffer by it. */
@@ -62,7 +64,7 @@ struct rn_ctl_resp_hdr {
 };
 
 /* DEALLOC_PD, DEREG_MR, DESTROY_CQ, QUERY_QP, DESTROY_QP, DESTROY_AH,
- * QUERY_SRQ, DESTROY_SRQ, CLOSE_XRCD, DEALLOC_MW
+ * QUERY_SRQ, DESTROY_SRQ, CLOSE_XRCD, DEALLOC_MW, QUERY_PD, QUERY_MR
  */
 struct rn_ctl_handle_req {
 	struct rn_ctl_req_hdr hdr;
@@ -147,6 +149,20 @@ struct rn_ctl_reg_mr_resp {
 	__u32 lkey;
 	__u32 rkey;
 	__u32 reserved;
+};
+
+/*
+ * QUERY_PD answers with the header alone: whether the context has the PD
+ * (ibv_import_pd).  QUERY_MR: what ibv_import_mr learns of an MR.
+ */
+struct rn_ctl_query_mr_resp {
+	struct rn_ctl_resp_hdr hdr;
+	__u64 iova;
+	__u64 length;
+	__u32 pd;
+	__u32 access; /* enum ibv_access_flags */
+	__u32 lkey;
+	__u32 rkey;
 };
 
 /* ---- CQ ----------------------------------------------------------------- */
@@ -469,6 +485,7 @@ _Static_assert(sizeof(struct rn_port_attr) == 40, "port attr layout");
 _Static_assert(sizeof(struct rn_ctl_create_srq_req) == 48, "create srq req layout");
 _Static_assert(sizeof(struct rn_ctl_create_srq_resp) == 40, "create srq resp layout");
 _Static_assert(sizeof(struct rn_ctl_rereg_mr_req) == 48, "rereg mr req layout");
+_Static_assert(sizeof(struct rn_ctl_query_mr_resp) == 40, "query mr resp layout");
 _Static_assert(sizeof(struct rn_ctl_modify_qp_req) <= RN_CTL_MSG_MAX, "msg max");
 _Static_assert(sizeof(struct rn_ctl_open_resp) <= RN_CTL_MSG_MAX, "msg max");
 
@@ -516,6 +533,8 @@ static inline __u32 rn_ctl_req_size(__u32 op)
 	case RN_CTL_DESTROY_SRQ:
 	case RN_CTL_CLOSE_XRCD:
 	case RN_CTL_DEALLOC_MW:
+	case RN_CTL_QUERY_PD:
+	case RN_CTL_QUERY_MR:
 		return sizeof(struct rn_ctl_handle_req);
 	}
 	return 0;

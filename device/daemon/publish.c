@@ -302,10 +302,14 @@ static int write_ibdev(struct rn_device *dev)
 	return ret ? ret : rn_publish_port(dev);
 }
 
+/* The kernel's uverbs devices are 231:192 and up. */
+#define UVERBS_MAJOR 231
+
 static int write_uverbs(const struct rn_device *dev)
 {
 	const struct rn_daemon *d = rn_daemon_of_const(dev);
 	char dir[PATH_MAX];
+	struct stat st;
 	int ret;
 
 	snprintf(dir, sizeof(dir), "%s/class/infiniband_verbs", d->sysfs_root);
@@ -315,9 +319,17 @@ static int write_uverbs(const struct rn_device *dev)
 		ret = put_file(dir, "ibdev", "%s", dev->name);
 	if (!ret)
 		ret = put_file(dir, "abi_version", "%d", RN_UVERBS_ABI_VERSION);
-	/* No real char device: libibverbs checks the number only if nonzero. */
+	/*
+	 * No real char device, but a number of its own, which the shim gives
+	 * the command fds of the device's contexts (fstat), and by which
+	 * ibv_import_device finds the device of one: uverbs' major and the
+	 * inode of this directory, which no other device in the tree has.
+	 */
 	if (!ret)
-		ret = put_file(dir, "dev", "0:0");
+		ret = stat(dir, &st) ? errno : 0;
+	if (!ret)
+		ret = put_file(dir, "dev", "%u:%u", UVERBS_MAJOR,
+			       (unsigned)st.st_ino);
 	return ret;
 }
 

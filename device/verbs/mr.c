@@ -204,6 +204,22 @@ int rn_mr_dereg(struct rn_client *client, uint32_t handle)
 	return 0;
 }
 
+int rn_mr_query(struct rn_client *client, uint32_t handle,
+		struct rn_ctl_query_mr_resp *resp)
+{
+	const struct rn_mr *mr = rn_table_get(&client->mrs, handle);
+
+	if (!mr)
+		return EINVAL;
+	resp->iova = mr->iova;
+	resp->length = mr->length;
+	resp->pd = mr->pd->handle;
+	resp->access = mr->access;
+	resp->lkey = mr->key;
+	resp->rkey = mr->key;
+	return 0;
+}
+
 /* The client goes: its windows went first, so none is bound to the MR. */
 void rn_mr_release(struct rn_mr *mr)
 {

@@ -42,3 +42,8 @@ int rn_pd_dealloc(struct rn_client *client, uint32_t handle)
 	return 0;
 }
 
+
+int rn_pd_query(struct rn_client *client, uint32_t handle)
+{
+	return rn_table_get(&client->pds, handle) ? 0 : EINVAL;
+}

@@ -211,6 +211,11 @@ static int dispatch(struct rn_client *client, struct rn_msg *m,
 	case RN_CTL_RESIZE_CQ:
 		ret = CALL_MEM(rn_cq_resize, rn_ctl_resize_cq_resp);
 		break;
+	case RN_CTL_QUERY_PD:
+		return rn_pd_query(client, h->handle);
+	case RN_CTL_QUERY_MR:
+		r->resp.hdr.len = sizeof(struct rn_ctl_query_mr_resp);
+		return rn_mr_query(client, h->handle, (void *)r->resp.buf);
 	default:
 		return EINVAL;
 	}

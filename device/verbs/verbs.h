@@ -15,6 +15,7 @@ void rn_client_release(struct rn_client *client);
 /* pd.c */
 int rn_pd_alloc(struct rn_client *client, uint32_t *handle);
 int rn_pd_dealloc(struct rn_client *client, uint32_t handle);
+int rn_pd_query(struct rn_client *client, uint32_t handle);
 
 /* mr.c: memory regions and windows */
 int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
@@ -22,6 +23,8 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 int rn_mr_rereg(struct rn_client *client, const struct rn_ctl_rereg_mr_req *req,
 		struct rn_ctl_rereg_mr_resp *resp);
 int rn_mr_dereg(struct rn_client *client, uint32_t handle);
+int rn_mr_query(struct rn_client *client, uint32_t handle,
+		struct rn_ctl_query_mr_resp *resp);
 void rn_mr_release(struct rn_mr *mr);
 int rn_mw_alloc(struct rn_client *client, const struct rn_ctl_alloc_mw_req *req,
 		struct rn_ctl_alloc_mw_resp *resp);
