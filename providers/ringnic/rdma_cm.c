@@ -4,9 +4,10 @@
  * checks with fstat that it is a character device, and writes one UCMA
  * command per write().  Here an open of that path (devnodes.c) is an event
  * channel of ringnicd (kernel-abi/ringnic-cm.h): the application holds one end of a
- * socketpair, readable while events wait, and the commands written to it
- * travel over a SOCK_SEQPACKET connection to ringnicd instead.  Every other
- * open, fstat, write and close goes to libc untouched.
+ * socketpair, readable while events wait (devnodes.c makes fstat show it
+ * as a character device), and the commands written to it travel over a
+ * SOCK_SEQPACKET connection to ringnicd instead.  Every other write and
+ * close goes to libc untouched.
  *
  * The channels are found by descriptor in a table of pages that are never
  * freed, so that the check in write() and close() of every other descriptor
@@ -36,8 +37,6 @@
 #include "kernel-abi/ringnic-cm.h"
 #include "shim.h"
 
-typedef int (*fstat_fn)(int, struct stat *);
-typedef int (*fstat64_fn)(int, struct stat64 *);
 typedef ssize_t (*write_fn)(int, const void *, size_t);
 typedef int (*close_fn)(int);
 
@@ -572,29 +571,9 @@ static ssize_t cm_write(int fd, const void *buf, size_t len)
 	return ret ? -1 : (ssize_t)len;
 }
 
-/* librdmacm accepts only a character device; st_rdev 0 is not checked. */
-int fstat(int fd, struct stat *st)
+bool rn_shim_cm_fd(int fd)
 {
-	static void *_Atomic next;
-	int ret = ((fstat_fn)rn_shim_next(&next, "fstat"))(fd, st);
-
-	if (!ret && chan_at(fd)) {
-		st->st_mode = S_IFCHR | 0666;
-		st->st_rdev = 0;
-	}
-	return ret;
-}
-
-int fstat64(int fd, struct stat64 *st)
-{
-	static void *_Atomic next;
-	int ret = ((fstat64_fn)rn_shim_next(&next, "fstat64"))(fd, st);
-
-	if (!ret && chan_at(fd)) {
-		st->st_mode = S_IFCHR | 0666;
-		st->st_rdev = 0;
-	}
-	return ret;
+	return chan_at(fd);
 }
 
 ssize_t write(int fd, const void *buf, size_t len)

@@ -14,23 +14,31 @@
  *   so that a channel with no CQ yet blocks instead of reading EOF.
  * - librdmacm writes its commands to /dev/infiniband/rdma_cm: devnodes.c
  *   turns each open of it into an event channel of ringnicd (rdma_cm.c).
+ * - ibv_import_device asks the kernel, on the command fd, for the new
+ *   context's async event fd: the one the provider's import_context
+ *   offered just before.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/netlink.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "shim.h"
 
 typedef int (*socket_fn)(int, int, int);
 typedef struct ibv_comp_channel *(*create_channel_fn)(struct ibv_context *);
 typedef int (*destroy_channel_fn)(struct ibv_comp_channel *);
+typedef int (*ioctl_fn)(int, unsigned long, ...);
 
 void *rn_shim_next(void *_Atomic *cache, const char *name)
 {
@@ -78,41 +86,104 @@ int socket(int domain, int type, int protocol)
 	return real(domain, type, protocol);
 }
 
-/* The kept write end of each channel, indexed by the channel's read end. */
-static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
-static int *kept;
-static int nkept;
+/* A descriptor for each of some descriptors of the program, under a lock. */
+struct fd_map {
+	pthread_mutex_t lock;
+	int *fds; /* indexed by the key descriptor; -1: none */
+	int n;
+};
 
-static int keep(int read_fd, int write_fd)
+static int fd_map_put(struct fd_map *map, int key, int fd)
 {
 	int ret = 0;
 
-	pthread_mutex_lock(&kept_lock);
-	if (read_fd >= nkept) {
-		int n = read_fd + 64, *grown = realloc(kept, n * sizeof(*kept));
+	pthread_mutex_lock(&map->lock);
+	if (key >= map->n) {
+		int n = key + 64, *grown = realloc(map->fds, n * sizeof(int));
 
 		if (!grown) {
-			ret = -1;
+			ret = ENOMEM;
 			goto out;
 		}
-		while (nkept < n)
-			grown[nkept++] = -1;
-		kept = grown;
+		while (map->n < n)
+			grown[map->n++] = -1;
+		map->fds = grown;
 	}
-	kept[read_fd] = write_fd;
+	map->fds[key] = fd;
 out:
-	pthread_mutex_unlock(&kept_lock);
+	pthread_mutex_unlock(&map->lock);
 	return ret;
 }
 
-static void drop(int read_fd)
+/* The descriptor kept for key, now the caller's; -1 if none. */
+static int fd_map_take(struct fd_map *map, int key)
 {
-	pthread_mutex_lock(&kept_lock);
-	if (read_fd >= 0 && read_fd < nkept && kept[read_fd] >= 0) {
-		close(kept[read_fd]);
-		kept[read_fd] = -1;
+	int fd = -1;
+
+	pthread_mutex_lock(&map->lock);
+	if (key >= 0 && key < map->n) {
+		fd = map->fds[key];
+		map->fds[key] = -1;
 	}
-	pthread_mutex_unlock(&kept_lock);
+	pthread_mutex_unlock(&map->lock);
+	return fd;
+}
+
+/* The kept write end of each channel, by the channel's read end. */
+static struct fd_map kept = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The async event fd offered for the context of each command fd. */
+static struct fd_map offered = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+int rn_shim_offer_async_fd(int cmd_fd, int async_fd)
+{
+	int old;
+
+	if (cmd_fd < 0)
+		return EBADF;
+	old = fd_map_take(&offered, cmd_fd);
+	if (old >= 0)
+		close(old); /* an import that failed before asking for it */
+	return fd_map_put(&offered, cmd_fd, async_fd);
+}
+
+/*
+ * RDMA_VERBS_IOCTL on a command fd: ASYNC_EVENT_ALLOC answers with the
+ * offered fd, as the kernel answers with a new one; any other method
+ * fails as on the memfd itself (ENOTTY), as it did before import existed.
+ */
+static int verbs_ioctl(int fd, struct ib_uverbs_ioctl_hdr *hdr)
+{
+	int async_fd;
+
+	if (hdr->object_id != UVERBS_OBJECT_ASYNC_EVENT ||
+	    hdr->method_id != UVERBS_METHOD_ASYNC_EVENT_ALLOC ||
+	    hdr->num_attrs != 1 ||
+	    hdr->attrs[0].attr_id != UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE) {
+		errno = ENOTTY;
+		return -1;
+	}
+	async_fd = fd_map_take(&offered, fd);
+	if (async_fd < 0) {
+		errno = ENOTTY;
+		return -1;
+	}
+	hdr->attrs[0].data = async_fd;
+	return 0;
+}
+
+int ioctl(int fd, unsigned long request, ...)
+{
+	static void *_Atomic next;
+	va_list ap;
+	void *arg;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (request == RDMA_VERBS_IOCTL && rn_shim_cmd_fd(fd))
+		return verbs_ioctl(fd, arg);
+	return ((ioctl_fn)rn_shim_next(&next, "ioctl"))(fd, request, arg);
 }
 
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
@@ -134,7 +205,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 		free(channel);
 		return NULL;
 	}
-	if (keep(p[0], p[1])) {
+	if (fd_map_put(&kept, p[0], p[1])) {
 		close(p[0]);
 		close(p[1]);
 		free(channel);
@@ -150,11 +221,14 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
 	destroy_channel_fn real =
 		(destroy_channel_fn)ibverbs("ibv_destroy_comp_channel");
-	int fd = channel->fd, ret;
+	int fd = channel->fd, kept_fd, ret;
 
 	/* libibverbs checks refcnt, closes the read end and frees. */
 	ret = real ? real(channel) : ENOSYS;
-	if (!ret)
-		drop(fd);
+	if (!ret) {
+		kept_fd = fd_map_take(&kept, fd);
+		if (kept_fd >= 0)
+			close(kept_fd);
+	}
 	return ret;
 }

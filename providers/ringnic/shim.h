@@ -5,6 +5,8 @@
 #ifndef RINGNIC_SHIM_H
 #define RINGNIC_SHIM_H
 
+#include <stdbool.h>
+
 /*
  * libc's definition of a function we interpose, looked up at first use
  * and kept in *cache: other libraries' constructors may call us before
@@ -12,7 +14,22 @@
  */
 void *rn_shim_next(void *_Atomic *cache, const char *name);
 
+/* Whether fd is the command fd of a context of a ringnic device. */
+bool rn_shim_cmd_fd(int fd);
+
+/*
+ * The provider's import_context gives the shim the new context's async
+ * event fd, for the ASYNC_EVENT_ALLOC that ibv_import_device then asks of
+ * the command fd (shim.c).  0 or an errno; the shim owns async_fd on
+ * success.  The provider looks it up by name: the shim is preloaded.
+ */
+int rn_shim_offer_async_fd(int cmd_fd, int async_fd);
+typedef int (*rn_shim_offer_async_fd_fn)(int cmd_fd, int async_fd);
+
 /* An open of /dev/infiniband/rdma_cm: a new event channel of ringnicd. */
 int rn_shim_cm_open(int flags);
+
+/* Whether fd is such an event channel. */
+bool rn_shim_cm_fd(int fd);
 
 #endif
