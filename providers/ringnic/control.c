@@ -95,7 +95,7 @@ int rn_ctl_call(struct rn_context *ctx, void *req, size_t req_len, void *resp,
 	int ret, i, have = 0;
 
 	((struct rn_ctl_req_hdr *)req)->len = req_len;
-	pthread_mutex_lock(&ctx->ctl_lock);
+	pthread_mutex_lock(&ctx->home->ctl_lock);
 	if (rn_dead(ctx)) {
 		ret = ENODEV;
 	} else {
@@ -104,7 +104,7 @@ int rn_ctl_call(struct rn_context *ctx, void *req, size_t req_len, void *resp,
 			ret = recv_resp(ctx->ctl_fd, resp, resp_len, fds_out,
 					nfds_out, &got, &have);
 	}
-	pthread_mutex_unlock(&ctx->ctl_lock);
+	pthread_mutex_unlock(&ctx->home->ctl_lock);
 
 	if (!ret && (got < sizeof(*hdr) || hdr->len != got))
 		ret = EPROTO;

@@ -149,6 +149,7 @@ struct verbs_device {
 /* enum ibv_mr_type */
 enum {
 	RN_IBV_MR_TYPE_MR = 0,
+	RN_IBV_MR_TYPE_IMPORTED_MR = 2,
 };
 
 /* ibv_dereg_mr() reads mr_type and access from here. */
@@ -264,8 +265,9 @@ struct verbs_context_ops {
 	void *free_dm;
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
 	void *import_dm;
-	void *import_mr;
-	void *import_pd;
+	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
+	struct ibv_pd *(*import_pd)(struct ibv_context *context,
+				    uint32_t pd_handle);
 #if RN_RDMA_CORE >= 65
 	void *inc_comp_cntr;
 	void *inc_err_comp_cntr;
@@ -336,8 +338,8 @@ struct verbs_context_ops {
 	void *set_err_comp_cntr;
 #endif
 	void *unimport_dm;
-	void *unimport_mr;
-	void *unimport_pd;
+	void (*unimport_mr)(struct ibv_mr *mr);
+	void (*unimport_pd)(struct ibv_pd *pd);
 };
 
 /*
@@ -556,6 +558,8 @@ RN_OPS_SLOT(destroy_qp, 34, 36, 36, 37, 39);
 RN_OPS_SLOT(destroy_srq, 36, 38, 38, 39, 41);
 RN_OPS_SLOT(free_context, 39, 41, 42, 44, 46);
 RN_OPS_SLOT(get_srq_num, 41, 43, 44, 46, 48);
+RN_OPS_SLOT(import_mr, 43, 45, 46, 48, 50);
+RN_OPS_SLOT(import_pd, 44, 46, 47, 49, 51);
 RN_OPS_SLOT(modify_qp, 47, 49, 50, 52, 56);
 RN_OPS_SLOT(modify_srq, 49, 51, 52, 54, 58);
 RN_OPS_SLOT(open_qp, 51, 53, 54, 56, 60);
@@ -573,6 +577,7 @@ RN_OPS_SLOT(reg_mr, 68, 70, 72, 74, 82);
 RN_OPS_SLOT(req_notify_cq, 69, 72, 74, 76, 84);
 RN_OPS_SLOT(rereg_mr, 70, 73, 75, 77, 85);
 RN_OPS_SLOT(resize_cq, 71, 74, 76, 78, 86);
+RN_OPS_SLOT(unimport_mr, 74, 77, 79, 81, 91);
 RN_OPS_SLOT(unimport_pd, 75, 78, 80, 82, 92);
 
 /* The kernel requests and responses, as libibverbs sends and reads them. */

@@ -13,31 +13,31 @@
 
 static struct rn_mr **mr_bucket(struct rn_context *ctx, uint32_t lkey)
 {
-	return &ctx->mr_hash[(lkey >> 8) & (RN_MR_HASH_SIZE - 1)];
+	return &ctx->home->mr_hash[(lkey >> 8) & (RN_MR_HASH_SIZE - 1)];
 }
 
 static void mr_hash_add(struct rn_context *ctx, struct rn_mr *mr)
 {
 	struct rn_mr **b;
 
-	pthread_mutex_lock(&ctx->mr_lock);
+	pthread_mutex_lock(&ctx->home->mr_lock);
 	b = mr_bucket(ctx, mr->vmr.ibv_mr.lkey);
 	mr->next_by_key = *b;
 	*b = mr;
-	pthread_mutex_unlock(&ctx->mr_lock);
+	pthread_mutex_unlock(&ctx->home->mr_lock);
 }
 
 static void mr_hash_del(struct rn_context *ctx, struct rn_mr *mr)
 {
 	struct rn_mr **p;
 
-	pthread_mutex_lock(&ctx->mr_lock);
+	pthread_mutex_lock(&ctx->home->mr_lock);
 	for (p = mr_bucket(ctx, mr->vmr.ibv_mr.lkey); *p; p = &(*p)->next_by_key)
 		if (*p == mr) {
 			*p = mr->next_by_key;
 			break;
 		}
-	pthread_mutex_unlock(&ctx->mr_lock);
+	pthread_mutex_unlock(&ctx->home->mr_lock);
 }
 
 static uint64_t mr_iova(uint64_t iova, int access)
@@ -149,6 +149,57 @@ int rn_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+/*
+ * ibv_import_mr: an MR of the context, as ringnicd describes it, named
+ * through a PD object of the MR's own PD.
+ */
+struct ibv_mr *rn_import_mr(struct ibv_pd *ibpd, uint32_t handle)
+{
+	struct rn_ctl_handle_req req = {
+		.hdr.op = RN_CTL_QUERY_MR,
+		.handle = handle,
+	};
+	struct rn_ctl_query_mr_resp resp;
+	struct rn_mr *mr;
+	int ret;
+
+	if (rn_kernel_mode(ibpd->context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	ret = rn_ctl_call(to_rn_ctx(ibpd->context), &req, sizeof(req), &resp,
+			  sizeof(resp), NULL, 0, NULL, 0);
+	if (!ret && resp.pd != to_rn_pd(ibpd)->handle)
+		ret = EINVAL;
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->handle = handle;
+	mr->iova = resp.iova;
+	mr->vmr.ibv_mr.context = ibpd->context;
+	mr->vmr.ibv_mr.pd = ibpd;
+	mr->vmr.ibv_mr.addr = (void *)(uintptr_t)resp.iova;
+	mr->vmr.ibv_mr.length = resp.length;
+	mr->vmr.ibv_mr.handle = handle;
+	mr->vmr.ibv_mr.lkey = resp.lkey;
+	mr->vmr.ibv_mr.rkey = resp.rkey;
+	mr->vmr.mr_type = RN_IBV_MR_TYPE_IMPORTED_MR;
+	mr->vmr.access = resp.access;
+	return &mr->vmr.ibv_mr;
+}
+
+/* The MR stays registered: only this process's object goes. */
+void rn_unimport_mr(struct ibv_mr *ibmr)
+{
+	free(to_rn_mr(rn_container_of(ibmr, struct verbs_mr, ibv_mr)));
+}
+
 /* ---- ibv_advise_mr ---------------------------------------------------- */
 
 /*
@@ -161,20 +212,22 @@ static bool odp_range(struct rn_context *ctx, struct ibv_pd *pd,
 	struct rn_mr *mr;
 	bool ok = false;
 
-	pthread_mutex_lock(&ctx->mr_lock);
+	pthread_mutex_lock(&ctx->home->mr_lock);
 	for (mr = *mr_bucket(ctx, sge->lkey); mr; mr = mr->next_by_key) {
 		const struct ibv_mr *m = &mr->vmr.ibv_mr;
 
 		if (m->lkey != sge->lkey)
 			continue;
-		ok = m->pd == pd && mr->vmr.access & IBV_ACCESS_ON_DEMAND &&
+		/* By handle: an imported PD is another object of the PD. */
+		ok = to_rn_pd(m->pd)->handle == to_rn_pd(pd)->handle &&
+		     mr->vmr.access & IBV_ACCESS_ON_DEMAND &&
 		     (!write || mr->vmr.access & IBV_ACCESS_LOCAL_WRITE) &&
 		     sge->addr >= mr->iova && sge->addr - mr->iova <= m->length &&
 		     sge->length <= m->length - (sge->addr - mr->iova);
 		*va = (uintptr_t)m->addr + (sge->addr - mr->iova);
 		break;
 	}
-	pthread_mutex_unlock(&ctx->mr_lock);
+	pthread_mutex_unlock(&ctx->home->mr_lock);
 	return ok;
 }
 

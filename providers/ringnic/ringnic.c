@@ -13,15 +13,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "ringnic.h"
+#include "shim.h"
 
 static const struct verbs_match_ent match_table[] = {
 	{ .u.modalias = RN_MODALIAS_PREFIX "*", .kind = RN_VERBS_MATCH_MODALIAS },
@@ -57,6 +60,8 @@ static const struct verbs_context_ops rn_ctx_ops = {
 	.destroy_srq = rn_destroy_srq,
 	.free_context = rn_free_context,
 	.get_srq_num = rn_get_srq_num,
+	.import_mr = rn_import_mr,
+	.import_pd = rn_import_pd,
 	.modify_qp = rn_modify_qp,
 	.modify_srq = rn_modify_srq,
 	.open_qp = rn_open_qp,
@@ -74,6 +79,8 @@ static const struct verbs_context_ops rn_ctx_ops = {
 	.req_notify_cq = rn_req_notify_cq,
 	.rereg_mr = rn_rereg_mr,
 	.resize_cq = rn_resize_cq,
+	.unimport_mr = rn_unimport_mr,
+	.unimport_pd = rn_unimport_pd,
 };
 
 static int connect_device(const char *path)
@@ -267,14 +274,73 @@ static int open_kernel_context(struct rn_context *ctx)
 	return ret;
 }
 
-static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
-					      int cmd_fd, void *private_data)
-{
-	struct rn_device *dev = to_rn_dev(ibdev);
-	struct rn_context *ctx;
-	int ret;
+/* The homes of the process's contexts in userspace mode (see rn_context). */
+static pthread_mutex_t homes_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rn_context *homes;
 
-	(void)private_data;
+static void home_add(struct rn_context *home, const struct stat *st)
+{
+	home->cmd_dev = st->st_dev;
+	home->cmd_ino = st->st_ino;
+	home->pid = getpid();
+	home->users = 1;
+	pthread_mutex_lock(&homes_lock);
+	home->next_home = homes;
+	homes = home;
+	pthread_mutex_unlock(&homes_lock);
+}
+
+/*
+ * The home of a command fd's context, with one more user; or NULL.  A
+ * child's copy of its parent's homes names the parent's connections, which
+ * the child must not share: the fd is then another process's.
+ */
+static struct rn_context *home_get(const struct stat *st)
+{
+	pid_t pid = getpid();
+	struct rn_context *home;
+
+	pthread_mutex_lock(&homes_lock);
+	for (home = homes; home; home = home->next_home)
+		if (home->cmd_dev == st->st_dev && home->cmd_ino == st->st_ino &&
+		    home->pid == pid) {
+			home->users++;
+			break;
+		}
+	pthread_mutex_unlock(&homes_lock);
+	return home;
+}
+
+/* A context of the home is closed; the last one closes the connection. */
+static void home_put(struct rn_context *home)
+{
+	struct rn_context **p;
+	bool last;
+
+	pthread_mutex_lock(&homes_lock);
+	last = !--home->users;
+	if (last)
+		for (p = &homes; *p; p = &(*p)->next_home)
+			if (*p == home) {
+				*p = home->next_home;
+				break;
+			}
+	pthread_mutex_unlock(&homes_lock);
+	if (!last)
+		return;
+	/* Closing the connection frees whatever the application left. */
+	close(home->ctl_fd);
+	close(home->wake_fd);
+	munmap(home->dev_page, RN_DEV_PAGE_SIZE);
+	pthread_mutex_destroy(&home->mr_lock);
+	pthread_mutex_destroy(&home->ctl_lock);
+	free(home);
+}
+
+static struct rn_context *context_alloc(struct ibv_device *ibdev, int cmd_fd)
+{
+	struct rn_context *ctx;
+
 	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
 					    &((struct rn_context *)NULL)->ibv_ctx,
 					    0);
@@ -283,7 +349,24 @@ static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
 	pthread_mutex_init(&ctx->ctl_lock, NULL);
 	pthread_mutex_init(&ctx->channel_lock, NULL);
 	pthread_mutex_init(&ctx->mr_lock, NULL);
+	ctx->home = ctx;
 	ctx->wake_fd = -1;
+	ctx->ibv_ctx.context.num_comp_vectors = 1;
+	return ctx;
+}
+
+static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
+					      int cmd_fd, void *private_data)
+{
+	struct rn_device *dev = to_rn_dev(ibdev);
+	struct rn_context *ctx;
+	struct stat st;
+	int ret;
+
+	(void)private_data;
+	ctx = context_alloc(ibdev, cmd_fd);
+	if (!ctx)
+		return NULL;
 	if (dev->kernel) {
 		ret = open_kernel_context(ctx);
 		if (ret)
@@ -314,8 +397,11 @@ static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
 		close(ctx->ctl_fd);
 		goto err;
 	}
+	/* The shim's command fd is a file of its own, which fstat names. */
+	if (fstat(cmd_fd, &st))
+		memset(&st, 0, sizeof(st));
+	home_add(ctx, &st);
 done:
-	ctx->ibv_ctx.context.num_comp_vectors = 1;
 	verbs_set_ops(&ctx->ibv_ctx, &rn_ctx_ops);
 	return &ctx->ibv_ctx;
 
@@ -326,26 +412,101 @@ err:
 	return NULL;
 }
 
-static void rn_free_context(struct ibv_context *ibctx)
+/*
+ * ibv_import_device in userspace mode: the command fd must be a dup of
+ * one of this process's contexts (the shim's memfd, the same file).  The
+ * new context shares that context's connection, and the async event fd
+ * libibverbs then asks of the command fd is a pipe of its own, handed to
+ * the shim to answer with.  A context of another process would need
+ * ringnicd to serve one context to two address spaces: not offered.
+ */
+static struct verbs_context *rn_import_context(struct ibv_device *ibdev,
+					       int cmd_fd)
 {
-	struct rn_context *ctx = to_rn_ctx(ibctx);
+	rn_shim_offer_async_fd_fn offer = (rn_shim_offer_async_fd_fn)dlsym(
+		RTLD_DEFAULT, "rn_shim_offer_async_fd");
+	struct rn_context *ctx, *home;
+	struct stat st;
+	int async[2], ret;
 
-	if (ctx->kernel) {
-		/* The kernel frees whatever the application left. */
-		munmap((void *)ctx->kstatus, 4096);
-	} else {
-		stop_watchdog(ctx);
-		/* Closing the connection frees whatever the application left. */
-		close(ctx->ctl_fd);
-		close(ctx->async_wfd);
+	if (to_rn_dev(ibdev)->kernel || !offer) {
+		errno = EOPNOTSUPP;
+		return NULL;
 	}
-	close(ctx->wake_fd);
-	munmap(ctx->dev_page, RN_DEV_PAGE_SIZE);
+	if (fstat(cmd_fd, &st))
+		return NULL;
+	home = home_get(&st);
+	if (!home) {
+		errno = EOPNOTSUPP; /* another process's, or no context */
+		return NULL;
+	}
+	ctx = context_alloc(ibdev, cmd_fd);
+	if (!ctx) {
+		ret = errno;
+		goto err_home;
+	}
+	ctx->home = home;
+	ctx->ctl_fd = home->ctl_fd;
+	ctx->dev_page = home->dev_page;
+	ctx->wake_fd = home->wake_fd;
+	ctx->attr = home->attr;
+	if (pipe2(async, O_CLOEXEC)) {
+		ret = errno;
+		goto err_ctx;
+	}
+	ret = offer(cmd_fd, async[0]);
+	if (ret) {
+		close(async[0]);
+		close(async[1]);
+		goto err_ctx;
+	}
+	ctx->async_wfd = async[1];
+	ret = start_watchdog(ctx);
+	if (ret) {
+		close(async[1]); /* the shim closes the read end */
+		goto err_ctx;
+	}
+	verbs_set_ops(&ctx->ibv_ctx, &rn_ctx_ops);
+	return &ctx->ibv_ctx;
+
+err_ctx:
 	pthread_mutex_destroy(&ctx->mr_lock);
 	pthread_mutex_destroy(&ctx->channel_lock);
 	pthread_mutex_destroy(&ctx->ctl_lock);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
+err_home:
+	home_put(home);
+	errno = ret;
+	return NULL;
+}
+
+static void rn_free_context(struct ibv_context *ibctx)
+{
+	struct rn_context *ctx = to_rn_ctx(ibctx), *home = ctx->home;
+
+	pthread_mutex_destroy(&ctx->channel_lock);
+	if (ctx->kernel) {
+		/* The kernel frees whatever the application left. */
+		munmap((void *)ctx->kstatus, 4096);
+		close(ctx->wake_fd);
+		munmap(ctx->dev_page, RN_DEV_PAGE_SIZE);
+		pthread_mutex_destroy(&ctx->mr_lock);
+		pthread_mutex_destroy(&ctx->ctl_lock);
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		return;
+	}
+	stop_watchdog(ctx);
+	close(ctx->async_wfd);
+	verbs_uninit_context(&ctx->ibv_ctx);
+	/* A home's connection and locks outlive it while importers use them. */
+	if (ctx != home) {
+		pthread_mutex_destroy(&ctx->mr_lock);
+		pthread_mutex_destroy(&ctx->ctl_lock);
+		free(ctx);
+	}
+	home_put(home);
 }
 
 /* The control socket's path is published next to the device's attributes. */
@@ -404,6 +565,7 @@ static const struct verbs_device_ops rn_dev_ops = {
 	.alloc_device = rn_alloc_device,
 	.uninit_device = rn_uninit_device,
 	.alloc_context = rn_alloc_context,
+	.import_context = rn_import_context,
 };
 
 static void __attribute__((constructor)) rn_register(void)

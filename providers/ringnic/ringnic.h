@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <infiniband/verbs.h>
 
 #include "ibverbs-private.h"
@@ -56,9 +57,26 @@ struct rn_context {
 	pthread_mutex_t channel_lock;
 	struct rn_cq *channel_cqs; /* CQs with a completion channel */
 
-	/* The MRs by lkey, which ibv_advise_mr names. */
+	/* The MRs by lkey, which ibv_advise_mr names; a home's serve all. */
 	pthread_mutex_t mr_lock;
 	struct rn_mr *mr_hash[RN_MR_HASH_SIZE];
+
+	/*
+	 * Contexts that share one context of the device: the one opened
+	 * (ibv_open_device) and those imported in this process from a dup of
+	 * its command fd (ibv_import_device).  The opener is their home:
+	 * its ctl_lock and MR index serve them all, and an importer's ctl_fd,
+	 * dev_page, wake_fd and attr are copies of its own.  A home lives
+	 * while any of them is open, as the kernel keeps a uverbs file while
+	 * any fd names it: its importers work on after the opener is closed.
+	 * Each context has its own async pipe, watchdog and channel list.
+	 */
+	struct rn_context *home; /* the opener itself, in the opener */
+	unsigned int users; /* of a home: its contexts open (homes_lock) */
+	struct rn_context *next_home; /* the process's homes (homes_lock) */
+	dev_t cmd_dev; /* of a home: the file of its command fd */
+	ino_t cmd_ino;
+	pid_t pid; /* of a home: the process whose connection it is */
 };
 
 struct rn_pd {
@@ -324,6 +342,8 @@ int rn_query_port(struct ibv_context *context, uint8_t port,
 		  struct ibv_port_attr *attr);
 struct ibv_pd *rn_alloc_pd(struct ibv_context *context);
 int rn_dealloc_pd(struct ibv_pd *pd);
+struct ibv_pd *rn_import_pd(struct ibv_context *context, uint32_t handle);
+void rn_unimport_pd(struct ibv_pd *pd);
 struct ibv_ah *rn_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int rn_destroy_ah(struct ibv_ah *ah);
 
@@ -333,6 +353,8 @@ struct ibv_mr *rn_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int rn_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		void *addr, size_t length, int access);
 int rn_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mr *rn_import_mr(struct ibv_pd *pd, uint32_t handle);
+void rn_unimport_mr(struct ibv_mr *mr);
 int rn_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		 uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 struct ibv_mw *rn_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);

@@ -141,6 +141,38 @@ struct ibv_pd *rn_alloc_pd(struct ibv_context *context)
 	return &pd->ibv_pd;
 }
 
+/* ibv_import_pd: a PD of the context, which ringnicd confirms it has. */
+struct ibv_pd *rn_import_pd(struct ibv_context *context, uint32_t handle)
+{
+	struct rn_pd *pd;
+	int ret;
+
+	if (rn_kernel_mode(context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	ret = rn_ctl_handle_call(context, RN_CTL_QUERY_PD, handle);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->handle = handle;
+	pd->ibv_pd.handle = handle;
+	pd->ibv_pd.context = context;
+	return &pd->ibv_pd;
+}
+
+/* The PD stays in the context: only this process's object goes. */
+void rn_unimport_pd(struct ibv_pd *ibpd)
+{
+	free(to_rn_pd(ibpd));
+}
+
 int rn_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct rn_pd *pd = to_rn_pd(ibpd);

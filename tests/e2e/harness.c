@@ -335,6 +335,7 @@ static const struct e2e_test *const tables[] = {
 	e2e_mw_tests,
 	e2e_memory_tests,
 	e2e_object_tests,
+	e2e_import_tests,
 };
 
 static bool selected(const struct e2e_test *t, int argc, char **argv)
