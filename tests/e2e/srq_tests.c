@@ -218,6 +218,56 @@ static int uc_resp(struct e2e_proc *p) { return shared_resp(p, IBV_QPT_UC); }
 static int ud_req(struct e2e_proc *p) { return shared_req(p, IBV_QPT_UD); }
 static int ud_resp(struct e2e_proc *p) { return shared_resp(p, IBV_QPT_UD); }
 
+/* ============================================================ write_imm */
+
+/*
+ * A WRITE_WITH_IMM to an RC QP on an SRQ lands its data where the RETH
+ * says and takes one SRQ receive for its immediate (libfabric's RxM with
+ * a shared receive context: fi_rma_bw -o writedata).
+ */
+static int write_imm_req(struct e2e_proc *p)
+{
+	struct e2e_opts o;
+	struct e2e_side s;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {
+		.wr_id = 0x77,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htobe32(0x1234abcd),
+	};
+
+	srq_opts(&o, IBV_QPT_RC);
+	TRY(e2e_setup(&s, p, &o));
+	fill(s.buf, 512, 0x51);
+	sge = sge_of(&s, 0, 512);
+	wr.wr.rdma.remote_addr = s.rem.addr + 4096;
+	wr.wr.rdma.rkey = s.rem.rkey;
+	TRY(e2e_sync(p, "posted"));
+	TRY(post_send1(s.qp, &wr));
+	TRY(expect_send_ok(&s, 0x77, IBV_WC_RDMA_WRITE, 512));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
+static int write_imm_resp(struct e2e_proc *p)
+{
+	struct e2e_opts o;
+	struct e2e_side s;
+
+	srq_opts(&o, IBV_QPT_RC);
+	TRY(e2e_setup(&s, p, &o));
+	TRY(post_recv_buf(&s, 0x99, 0, 64));
+	TRY(e2e_sync(p, "posted"));
+	TRY(expect_recv_ok(&s, 0x99, IBV_WC_RECV_RDMA_WITH_IMM, 512, true,
+			   htobe32(0x1234abcd)));
+	TRY(check_fill(s.buf + 4096, 512, 0x51, "the written bytes"));
+	TRY(e2e_sync(p, "end"));
+	return e2e_close(&s);
+}
+
 /* ================================================ limit, resize, ENOMEM */
 
 /* The SRQ's limit event: once per arm, when fewer WRs than the limit remain. */
@@ -418,6 +468,7 @@ static int last_wqe_resp(struct e2e_proc *p)
 
 const struct e2e_test e2e_srq_tests[] = {
 	PAIR("rc_shared", rc_req, rc_resp),
+	PAIR("write_imm", write_imm_req, write_imm_resp),
 	PAIR("uc_shared", uc_req, uc_resp),
 	PAIR("ud_shared", ud_req, ud_resp),
 	PAIR("limit_event", limit_req, limit_resp),
