@@ -323,13 +323,14 @@ static int write_uverbs(const struct rn_device *dev)
 	 * No real char device, but a number of its own, which the shim gives
 	 * the command fds of the device's contexts (fstat), and by which
 	 * ibv_import_device finds the device of one: uverbs' major and the
-	 * inode of this directory, which no other device in the tree has.
+	 * inode of this directory, which no other device in the tree has
+	 * (folded to the 32 bits of a minor, for 64-bit inode numbers).
 	 */
 	if (!ret)
 		ret = stat(dir, &st) ? errno : 0;
 	if (!ret)
 		ret = put_file(dir, "dev", "%u:%u", UVERBS_MAJOR,
-			       (unsigned)st.st_ino);
+			       (unsigned)(st.st_ino ^ (uint64_t)st.st_ino >> 32));
 	return ret;
 }
 

@@ -262,8 +262,6 @@ static int node_stat(const char *name, struct stat64 *st)
 static void narrow_stat(const struct stat64 *st64, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->st_dev = st64->st_dev;
-	st->st_ino = st64->st_ino;
 	st->st_mode = st64->st_mode;
 	st->st_nlink = st64->st_nlink;
 	st->st_rdev = st64->st_rdev;
@@ -333,6 +331,9 @@ int faccessat(int dirfd, const char *path, int mode, int flags)
  * node, or a dup of one, from this process or another.  st is what the
  * kernel says of fd.  Only an empty file with no name anywhere can be one,
  * so that the rest of the program's fstat calls cost a comparison more.
+ * The name is the memfd's, read in /proc/self/fd: without a /proc of the
+ * process's own PID namespace no command fd is recognised, and libibverbs
+ * then refuses to open the device.
  */
 static bool cmd_fd_name(int fd, const struct stat64 *st, char *name,
 			size_t len)
@@ -373,16 +374,14 @@ bool rn_shim_cmd_fd(int fd)
 
 /*
  * What fstat of an fd that stands for a node shows.  A command fd: the
- * node's character device, as the same file it is (st_dev and st_ino are
- * the memfd's, as a node's are its own).  An rdma_cm event channel: a
+ * node's character device, as the same file it is (the other fields, st_dev
+ * and st_ino among them, are the memfd's).  An rdma_cm event channel: a
  * character device, which is all librdmacm checks (it reads no number).
  * st is what the kernel said, and is left alone for any other fd.
  */
 static void node_fd_stat(int fd, struct stat64 *st)
 {
 	char name[NAME_MAX + 1];
-	dev_t dev = st->st_dev;
-	ino_t ino = st->st_ino;
 
 	if (rn_shim_cm_fd(fd)) {
 		st->st_mode = S_IFCHR | 0666;
@@ -391,25 +390,25 @@ static void node_fd_stat(int fd, struct stat64 *st)
 	}
 	if (!cmd_fd_name(fd, st, name, sizeof(name)))
 		return;
-	node_stat(name, st);
-	st->st_dev = dev;
-	st->st_ino = ino;
+	st->st_mode = S_IFCHR | 0666;
+	st->st_nlink = 1;
+	st->st_rdev = node_number(name);
 }
 
-/* The same for the callers of struct stat. */
+/* The same for the callers of struct stat: the fields it changes. */
 static void node_fd_stat_narrow(int fd, struct stat *st)
 {
 	struct stat64 st64 = {
-		.st_dev = st->st_dev,
-		.st_ino = st->st_ino,
 		.st_mode = st->st_mode,
 		.st_nlink = st->st_nlink,
 		.st_size = st->st_size,
+		.st_rdev = st->st_rdev,
 	};
 
 	node_fd_stat(fd, &st64);
-	if (S_ISCHR(st64.st_mode) && !S_ISCHR(st->st_mode))
-		narrow_stat(&st64, st);
+	st->st_mode = st64.st_mode;
+	st->st_nlink = st64.st_nlink;
+	st->st_rdev = st64.st_rdev;
 }
 
 int fstat64(int fd, struct stat64 *st)

@@ -27,13 +27,17 @@ static void mr_hash_add(struct rn_context *ctx, struct rn_mr *mr)
 	pthread_mutex_unlock(&ctx->home->mr_lock);
 }
 
+/*
+ * The MR is deregistered: its entry goes, found by handle, since an
+ * imported MR deregisters the registration whose object is in the index.
+ */
 static void mr_hash_del(struct rn_context *ctx, struct rn_mr *mr)
 {
 	struct rn_mr **p;
 
 	pthread_mutex_lock(&ctx->home->mr_lock);
 	for (p = mr_bucket(ctx, mr->vmr.ibv_mr.lkey); *p; p = &(*p)->next_by_key)
-		if (*p == mr) {
+		if ((*p)->handle == mr->handle) {
 			*p = mr->next_by_key;
 			break;
 		}
@@ -83,6 +87,7 @@ struct ibv_mr *rn_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	mr->vmr.mr_type = RN_IBV_MR_TYPE_MR;
 	mr->vmr.access = access;
 	mr->iova = mr_iova(iova, access);
+	mr->pd_handle = to_rn_pd(ibpd)->handle;
 	mr_hash_add(to_rn_ctx(ibpd->context), mr);
 	return &mr->vmr.ibv_mr;
 }
@@ -131,6 +136,8 @@ int rn_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		vmr->access = access;
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
 		mr->iova = mr_iova((uintptr_t)addr, vmr->access);
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		mr->pd_handle = to_rn_pd(pd)->handle;
 	return 0;
 }
 
@@ -182,6 +189,7 @@ struct ibv_mr *rn_import_mr(struct ibv_pd *ibpd, uint32_t handle)
 	}
 	mr->handle = handle;
 	mr->iova = resp.iova;
+	mr->pd_handle = resp.pd;
 	mr->vmr.ibv_mr.context = ibpd->context;
 	mr->vmr.ibv_mr.pd = ibpd;
 	mr->vmr.ibv_mr.addr = (void *)(uintptr_t)resp.iova;
@@ -219,7 +227,7 @@ static bool odp_range(struct rn_context *ctx, struct ibv_pd *pd,
 		if (m->lkey != sge->lkey)
 			continue;
 		/* By handle: an imported PD is another object of the PD. */
-		ok = to_rn_pd(m->pd)->handle == to_rn_pd(pd)->handle &&
+		ok = mr->pd_handle == to_rn_pd(pd)->handle &&
 		     mr->vmr.access & IBV_ACCESS_ON_DEMAND &&
 		     (!write || mr->vmr.access & IBV_ACCESS_LOCAL_WRITE) &&
 		     sge->addr >= mr->iova && sge->addr - mr->iova <= m->length &&

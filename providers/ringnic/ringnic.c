@@ -454,25 +454,28 @@ static struct verbs_context *rn_import_context(struct ibv_device *ibdev,
 		ret = errno;
 		goto err_ctx;
 	}
-	ret = offer(cmd_fd, async[0]);
-	if (ret) {
-		close(async[0]);
-		close(async[1]);
-		goto err_ctx;
-	}
 	ctx->async_wfd = async[1];
 	ret = start_watchdog(ctx);
+	if (ret)
+		goto err_pipe;
+	/* The last step that can fail: the shim then owns the read end. */
+	ret = offer(cmd_fd, async[0]);
 	if (ret) {
-		close(async[1]); /* the shim closes the read end */
-		goto err_ctx;
+		stop_watchdog(ctx);
+		goto err_pipe;
 	}
 	verbs_set_ops(&ctx->ibv_ctx, &rn_ctx_ops);
 	return &ctx->ibv_ctx;
 
+err_pipe:
+	close(async[0]);
+	close(async[1]);
 err_ctx:
 	pthread_mutex_destroy(&ctx->mr_lock);
 	pthread_mutex_destroy(&ctx->channel_lock);
 	pthread_mutex_destroy(&ctx->ctl_lock);
+	/* A failed import leaves the caller its fd, as an early one does. */
+	ctx->ibv_ctx.context.cmd_fd = -1;
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 err_home:
@@ -485,10 +488,10 @@ static void rn_free_context(struct ibv_context *ibctx)
 {
 	struct rn_context *ctx = to_rn_ctx(ibctx), *home = ctx->home;
 
-	pthread_mutex_destroy(&ctx->channel_lock);
 	if (ctx->kernel) {
 		/* The kernel frees whatever the application left. */
 		munmap((void *)ctx->kstatus, 4096);
+		pthread_mutex_destroy(&ctx->channel_lock);
 		close(ctx->wake_fd);
 		munmap(ctx->dev_page, RN_DEV_PAGE_SIZE);
 		pthread_mutex_destroy(&ctx->mr_lock);
@@ -497,7 +500,8 @@ static void rn_free_context(struct ibv_context *ibctx)
 		free(ctx);
 		return;
 	}
-	stop_watchdog(ctx);
+	stop_watchdog(ctx); /* it takes channel_lock when the device dies */
+	pthread_mutex_destroy(&ctx->channel_lock);
 	close(ctx->async_wfd);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	/* A home's connection and locks outlive it while importers use them. */

@@ -67,9 +67,11 @@ struct rn_context {
 	 * its command fd (ibv_import_device).  The opener is their home:
 	 * its ctl_lock and MR index serve them all, and an importer's ctl_fd,
 	 * dev_page, wake_fd and attr are copies of its own.  A home lives
-	 * while any of them is open, as the kernel keeps a uverbs file while
-	 * any fd names it: its importers work on after the opener is closed.
-	 * Each context has its own async pipe, watchdog and channel list.
+	 * while any of them is open: its importers work on after the opener
+	 * is closed.  Each context has its own async pipe, watchdog and
+	 * channel list; ringnicd reports the objects' async events on the
+	 * opener's pipe, as the kernel reports them on a uverbs file's first
+	 * async fd, and an importer's carries its watchdog's DEVICE_FATAL.
 	 */
 	struct rn_context *home; /* the opener itself, in the opener */
 	unsigned int users; /* of a home: its contexts open (homes_lock) */
@@ -88,6 +90,9 @@ struct rn_mr {
 	struct verbs_mr vmr;
 	uint32_t handle;
 	uint64_t iova; /* the address work requests name vmr.ibv_mr.addr by */
+	/* Its PD's handle: the PD object it was made with may be an imported
+	 * one, freed by ibv_unimport_pd since. */
+	uint32_t pd_handle;
 	struct rn_mr *next_by_key; /* in ctx->mr_hash, for ibv_advise_mr */
 };
 

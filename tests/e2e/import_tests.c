@@ -5,7 +5,8 @@
  * rdma-core's test_shared_pd does.
  *  - shared_pd: a QP of the imported context, in the imported PD, writes
  *    with the imported MR's lkey into the opener's QP and MR; bad handles
- *    fail with EINVAL and import nothing;
+ *    fail with EINVAL and import nothing; an MR made through the imported
+ *    PD is advised after the imported PD object is gone;
  *  - outlives_opener: an imported context works on after the context it
  *    came from is closed, as a uverbs file lives while any fd names it;
  *  - other_process: the command fd of a context of another process (here
@@ -30,12 +31,7 @@ static int import_ctx(struct ibv_context *ctx, struct ibv_context **out)
 
 	CHECK(fd >= 0, "dup of the command fd: %s", strerror(errno));
 	*out = ibv_import_device(fd);
-	if (!*out) {
-		int err = errno;
-
-		close(fd);
-		return FAIL("ibv_import_device: %s", strerror(err));
-	}
+	CHECK(*out, "ibv_import_device: %s", strerror(errno));
 	return 0;
 }
 
@@ -45,7 +41,7 @@ static int shared_pd(struct e2e_proc *p)
 	struct e2e_side s;
 	struct ibv_context *ctx2;
 	struct ibv_pd *pd2;
-	struct ibv_mr *mr2;
+	struct ibv_mr *mr2, *odp;
 	struct ibv_cq *cq2;
 	struct ibv_qp *qp2;
 	struct ibv_qp_init_attr qa = {
@@ -62,6 +58,7 @@ static int shared_pd(struct e2e_proc *p)
 		.send_flags = IBV_SEND_SIGNALED,
 	};
 	struct ibv_wc wc;
+	int ret;
 
 	e2e_default_opts(&o);
 	o.state = IBV_QPS_RESET;
@@ -121,7 +118,21 @@ static int shared_pd(struct e2e_proc *p)
 	CHECK(!ibv_destroy_qp(qp2), "ibv_destroy_qp");
 	CHECK(!ibv_destroy_cq(cq2), "ibv_destroy_cq");
 	ibv_unimport_mr(mr2);
+
+	/* An MR made through the imported PD is of the PD, which lives on
+	 * when the imported object goes: ibv_advise_mr through the opener's
+	 * object of it finds the MR. */
+	odp = ibv_reg_mr(pd2, s.buf + DST_OFF, LEN,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+	CHECK(odp, "ibv_reg_mr (ODP) in the imported PD: %s", strerror(errno));
 	ibv_unimport_pd(pd2);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)(s.buf + DST_OFF),
+				.length = LEN, .lkey = odp->lkey };
+	ret = ibv_advise_mr(s.pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+			    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+	CHECK(!ret, "ibv_advise_mr of the MR of the unimported PD: %s",
+	      strerror(ret));
+	CHECK(!ibv_dereg_mr(odp), "ibv_dereg_mr of the ODP MR");
 	/* Unimported, not freed: the opener's PD and MR are still there. */
 	CHECK(!ibv_close_device(ctx2), "ibv_close_device of the import");
 	return e2e_close(&s);
