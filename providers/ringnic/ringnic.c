@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Provider glue: how libibverbs finds a ringnic device, and how a context
- * is opened and closed.  The mode is discovered per device: one ringnicd
- * published (userspace mode: a control connection to it) or one ringnic.ko
- * registered (kernel mode: the uverbs file, see kernel.c).
+ * is opened, imported (ibv_import_device: another context on the same
+ * connection, within the process that opened it) and closed.  The mode is
+ * discovered per device: one ringnicd published (userspace mode: a control
+ * connection to it) or one ringnic.ko registered (kernel mode: the uverbs
+ * file, see kernel.c).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -13,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dlfcn.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
