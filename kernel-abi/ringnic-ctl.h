@@ -45,7 +45,8 @@ enum rn_ctl_op {
 	RN_CTL_RESIZE_CQ,
 	RN_CTL_QUERY_PD,
 	RN_CTL_QUERY_MR,
-	RN_CTL_OP_MAX = RN_CTL_QUERY_MR,
+	RN_CTL_CAPTURE,
+	RN_CTL_OP_MAX = RN_CTL_CAPTURE,
 };
 
 /* The largest message either side sends; receivers size their buffer by it. */
@@ -476,6 +477,47 @@ struct rn_ctl_resize_cq_resp {
 	__u64 mmap_size;
 };
 
+/* ---- CAPTURE: the first message of a packet capture's connection ------ */
+
+/*
+ * Sent instead of OPEN (ringnic-dump(1)), it makes the connection a capture
+ * of the device's packets and nothing else: after the answer, ringnicd
+ * sends one record per packet, each one datagram, and takes no more
+ * requests; the capture ends when the connection closes.  A record that
+ * does not fit the socket's buffer is dropped and counted in the next
+ * one's 'dropped'.
+ *
+ * Root and ringnicd's own user see every packet; any other user only the
+ * packets of QPs that processes of theirs created.
+ */
+#define RN_CAPTURE_ANY_QP 0xffffffffu
+
+struct rn_ctl_capture_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 qpn; /* the QP of ours a packet is to or from, or RN_CAPTURE_ANY_QP */
+	__u32 snaplen; /* bytes of each packet kept, from its IP header */
+};
+
+enum rn_capture_dir {
+	RN_CAPTURE_TX = 1, /* sent by the device */
+	RN_CAPTURE_RX, /* received by it */
+};
+
+/*
+ * A record: this header, then the packet from its IP header (IPv4 or IPv6,
+ * as LINKTYPE_RAW takes it), cut to the snap length.  ringnicd sends
+ * packets through UDP sockets, so it writes the IP and UDP headers as the
+ * kernel writes them (the IPv6 flow label excepted: 0).
+ */
+struct rn_capture_rec {
+	__u64 time_ns; /* CLOCK_REALTIME */
+	__u32 len; /* the packet's length; the record holds min(len, snaplen) */
+	__u32 qpn; /* our QP it is to or from; 0 for none */
+	__u32 dropped; /* records dropped since the previous one */
+	__u8 dir; /* enum rn_capture_dir */
+	__u8 reserved[3];
+};
+
 _Static_assert(sizeof(struct rn_device_attr) == 144, "device attr layout");
 _Static_assert(sizeof(struct rn_ah_attr) == 32, "ah attr layout");
 _Static_assert(sizeof(struct rn_qp_attr) == 104, "qp attr layout");
@@ -486,6 +528,7 @@ _Static_assert(sizeof(struct rn_ctl_create_srq_req) == 48, "create srq req layou
 _Static_assert(sizeof(struct rn_ctl_create_srq_resp) == 40, "create srq resp layout");
 _Static_assert(sizeof(struct rn_ctl_rereg_mr_req) == 48, "rereg mr req layout");
 _Static_assert(sizeof(struct rn_ctl_query_mr_resp) == 40, "query mr resp layout");
+_Static_assert(sizeof(struct rn_capture_rec) == 24, "capture record layout");
 _Static_assert(sizeof(struct rn_ctl_modify_qp_req) <= RN_CTL_MSG_MAX, "msg max");
 _Static_assert(sizeof(struct rn_ctl_open_resp) <= RN_CTL_MSG_MAX, "msg max");
 
@@ -523,6 +566,8 @@ static inline __u32 rn_ctl_req_size(__u32 op)
 		return sizeof(struct rn_ctl_rereg_mr_req);
 	case RN_CTL_RESIZE_CQ:
 		return sizeof(struct rn_ctl_resize_cq_req);
+	case RN_CTL_CAPTURE:
+		return sizeof(struct rn_ctl_capture_req);
 	case RN_CTL_DEALLOC_PD:
 	case RN_CTL_DEREG_MR:
 	case RN_CTL_DESTROY_CQ:

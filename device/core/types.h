@@ -33,6 +33,7 @@ struct rn_transport_ops;
 struct rn_wire_qp;
 struct rn_local_qp;
 struct rn_cm;
+struct rn_capture;
 
 #define RN_NAME_MAX 32
 
@@ -306,6 +307,8 @@ struct rn_client {
 	struct rn_table xrcds; /* the domains it opened (struct rn_xrcd) */
 	uint64_t shared_bytes; /* rings and device page, see rn_charge */
 	uint32_t channels; /* completion channels ringnicd holds for it */
+	/* The connection is a packet capture, not a context (engine/capture.c). */
+	struct rn_capture *capture;
 };
 
 /*

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "engine/capture.h"
 #include "verbs/requests.h"
 
 int rn_control_listen(struct rn_device *dev)
@@ -104,6 +105,7 @@ void rn_client_destroy(struct rn_client *client)
 		epoll_ctl(dev->epoll_fd, EPOLL_CTL_DEL, client->fd, NULL);
 		close(client->fd);
 	}
+	rn_capture_stop(client);
 	rn_client_release(client);
 	rn_list_del(&client->link);
 	dev->nclients--;

@@ -76,6 +76,7 @@ int rn_engine_init(struct rn_device *dev)
 		return ENOMEM;
 	dev->engine = e;
 	rn_list_init(&e->active);
+	rn_list_init(&e->captures);
 	e->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);
 	/* aligned_alloc wants a size that is a multiple of the alignment. */
 	e->stage = aligned_alloc(64, (sizeof(*e->stage) + 63) & ~(size_t)63);

@@ -69,6 +69,7 @@ struct rn_engine {
 	const struct rn_network_ops *network; /* NULL: no wire */
 	struct rn_batch *batch; /* the local path's run of WRITEs (local/) */
 	struct rn_wire *wire; /* the wire's state (wire/) */
+	struct rn_list captures; /* packet captures running (capture.c) */
 };
 
 /* engine.c */

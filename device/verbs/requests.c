@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/capture.h"
 #include "verbs/requests.h"
 
 /*
@@ -236,20 +237,33 @@ void rn_reply_sent(const struct rn_client *client, const struct rn_reply *r)
 			close(r->fds[i]);
 }
 
+/* A packet capture's connection: its first message and its only one. */
+static int do_capture(struct rn_client *client, struct rn_msg *m)
+{
+	struct rn_ctl_capture_req *req = (void *)m->req.buf;
+
+	if (client->kctx)
+		return EOPNOTSUPP;
+	return rn_capture_start(client, req->qpn, req->snaplen);
+}
+
 bool rn_request(struct rn_client *client, struct rn_msg *m, struct rn_reply *r)
 {
 	uint32_t op = m->req.hdr.op;
+	bool first = op == RN_CTL_OPEN || op == RN_CTL_CAPTURE;
 
+	/* A capture takes no request after the one that started it. */
 	if (m->len < sizeof(m->req.hdr) || m->req.hdr.len != m->len ||
-	    m->len != rn_ctl_req_size(op) ||
-	    (op == RN_CTL_OPEN) == client->opened ||
-	    m->nfds > fds_allowed(op))
+	    m->len != rn_ctl_req_size(op) || client->capture ||
+	    first == client->opened || m->nfds > fds_allowed(op))
 		return false;
 
 	memset(r, 0, sizeof(*r));
 	r->resp.hdr.len = sizeof(struct rn_ctl_resp_hdr);
 	if (op == RN_CTL_OPEN)
 		r->resp.hdr.status = do_open(client, m, r);
+	else if (op == RN_CTL_CAPTURE)
+		r->resp.hdr.status = do_capture(client, m);
 	else if (!rn_client_confirm(client, m->sender))
 		r->resp.hdr.status = EPERM;
 	else

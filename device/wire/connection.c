@@ -117,6 +117,7 @@ int rn_wire_qp_connect(struct rn_qp *qp, unsigned int sgid_index,
 	if (!rn_wire_peer_of(dev, sgid_index, dgid, &peer))
 		return EINVAL;
 	rn_wire_peer_grh(&peer, &qp->attr.ah_attr);
+	peer.qpn = qp->qpn;
 	if (qp->wire)
 		dev->engine->wire->socks[qp->wire->peer.sgid_index].qps--;
 	else if (!(qp->wire = wire_alloc(qp)))

@@ -56,6 +56,7 @@ enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 		return IBV_WC_SUCCESS;
 	}
 	rn_wire_peer_grh(&peer, av);
+	peer.qpn = qp->qpn;
 	switch (rn_wire_send(dev, &peer, &p, fill_datagram, &u)) {
 	case RN_DMA_OK:
 	case RN_DMA_GONE:
@@ -94,6 +95,7 @@ void rn_wire_gsi_send(struct rn_device *dev, int sgid_index,
 	}
 	peer.tclass = tclass;
 	peer.hop_limit = hop_limit;
+	peer.qpn = 1;
 	rn_wire_send(dev, &peer, &p, NULL, NULL);
 	rn_wire_flush(dev);
 }

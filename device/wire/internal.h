@@ -91,6 +91,7 @@ struct rn_wire_peer {
 	uint8_t tclass;
 	uint8_t hop_limit;
 	union rn_sockaddr addr; /* the remote address, port 4791 */
+	uint32_t qpn; /* our QP that sends to it (a capture's filter) */
 };
 
 /* A send WQE the requester has started (its PSNs are assigned). */
@@ -187,6 +188,7 @@ struct rn_wire_sock {
 	uint8_t gid_index;
 	uint32_t qps; /* connected QPs sending from it: every pass reads it */
 	bool gso; /* the kernel takes UDP_SEGMENT runs on it (netio.c) */
+	uint8_t ttl; /* its default TTL (hop limit), for captures */
 	union rn_sockaddr local;
 	struct rn_watch watch;
 };
@@ -205,6 +207,7 @@ struct rn_wire_tx {
 	uint8_t ttl; /* 0: the socket's */
 	union rn_sockaddr to;
 	socklen_t tolen;
+	uint32_t qpn; /* our QP that sent it */
 };
 
 /*
@@ -329,6 +332,12 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 				const struct rn_wire_peer *peer,
 				const struct rn_pkt *p, rn_wire_fill_fn fill,
 				void *arg);
+
+/* capture.c: a packet to the device's captures, while rn_capturing */
+void rn_wire_capture_tx(struct rn_device *dev, const struct rn_wire_sock *s,
+			const struct rn_wire_tx *tx);
+void rn_wire_capture_rx(struct rn_device *dev, const struct rn_wire_pkt *pkt,
+			const uint8_t *buf, size_t len);
 
 /* connection.c */
 extern const struct rn_transport_ops rn_wire_transport;

@@ -27,6 +27,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "engine/capture.h"
 #include "wire/internal.h"
 
 #ifndef UDP_NO_CHECK6_RX
@@ -116,6 +117,19 @@ static void set_int(int fd, int level, int name, int value)
 }
 
 /* Big buffers: past rmem_max/wmem_max when we may (CAP_NET_ADMIN). */
+/* The TTL (hop limit) the socket gives packets that do not set one. */
+static uint8_t get_ttl(int fd, sa_family_t family)
+{
+	socklen_t len = sizeof(int);
+	int v = 64;
+
+	if (family == AF_INET)
+		getsockopt(fd, IPPROTO_IP, IP_TTL, &v, &len);
+	else
+		getsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &v, &len);
+	return v > 0 && v < 256 ? (uint8_t)v : 64;
+}
+
 static void size_buffers(int fd)
 {
 	int v = RN_WIRE_SOCKBUF;
@@ -163,6 +177,7 @@ static int sock_open(struct rn_device *dev, struct rn_wire_sock *s,
 		set_int(fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, 1);
 	}
 	size_buffers(fd);
+	s->ttl = get_ttl(fd, s->family);
 	/* UDP GSO (Linux 4.18): runs of equal packets as one datagram. */
 	s->gso = !setsockopt(fd, SOL_UDP, UDP_SEGMENT, &(int){ 0 }, sizeof(int));
 	/* UDP GRO (Linux 5.0): such runs may come in as one, not cut up by
@@ -381,6 +396,7 @@ static void send_singly(struct rn_device *dev, struct rn_wire_sock *s,
 		};
 
 		seal(s, tx, 0);
+		tx->seg = 0; /* as a capture shows it: it left alone, ID 0 */
 		mh.msg_controllen = tx_control(s, tx, 1, &ctl);
 		if (!mh.msg_controllen)
 			mh.msg_control = NULL;
@@ -457,6 +473,9 @@ void rn_wire_flush(struct rn_device *dev)
 		}
 		done++;
 	}
+	if (rn_capturing(dev))
+		for (i = 0; i < w->ntx; i++)
+			rn_wire_capture_tx(dev, s, &w->tx[i]);
 	w->ntx = 0;
 }
 
@@ -505,6 +524,7 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 	}
 	tx->tolen = peer->family == AF_INET ? sizeof(tx->to.v4) :
 					      sizeof(tx->to.v6);
+	tx->qpn = peer->qpn;
 	memcpy(&tx->to, &peer->addr, tx->tolen);
 	tx->seg = w->ntx && s->gso && joins_run(&w->tx[w->ntx - 1], tx) ?
 			  w->tx[w->ntx - 1].seg + 1 : 0;
@@ -665,14 +685,18 @@ static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 void rn_wire_receive_packet(struct rn_device *dev, struct rn_wire_pkt pkt,
 			    uint8_t *buf, size_t len)
 {
-	enum rn_pkt_status st;
+	enum rn_pkt_status parsed, st;
 
-	st = rn_pkt_parse(buf, len, &pkt.p);
-	if (st) {
+	/* A capture sees packets as they came, bad ones too. */
+	st = parsed = rn_pkt_parse(buf, len, &pkt.p);
+	if (!parsed)
+		st = check_icrc(dev->engine->wire, &pkt, buf, len);
+	if (rn_capturing(dev))
+		rn_wire_capture_rx(dev, &pkt, buf, len);
+	if (parsed) {
 		rn_wire_count(dev, RN_CNT_RX_MALFORMED);
 		return;
 	}
-	st = check_icrc(dev->engine->wire, &pkt, buf, len);
 	if (st) {
 		rn_wire_count(dev, RN_CNT_RX_ICRC);
 		return;

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/capture.h"
+
+/* The most a record holds: a whole IP packet, as LINKTYPE_RAW takes it. */
+#define RN_CAPTURE_SNAPLEN_MAX 65535u
+/* Room for bursts while ringnic-dump writes: a few ms at line rate. */
+#define RN_CAPTURE_SNDBUF (8 << 20)
+
+struct rn_capture {
+	struct rn_list link; /* in the engine's captures */
+	struct rn_client *client; /* its connection */
+	uint32_t qpn; /* or RN_CAPTURE_ANY_QP */
+	uint32_t snaplen;
+	/* Root and ringnicd's own user see every packet; anyone else the
+	 * packets of QPs that their own processes created.
+	 */
+	bool everything;
+	uint32_t dropped; /* records lost since the last one that went out */
+};
+
+int rn_capture_start(struct rn_client *client, uint32_t qpn, uint32_t snaplen)
+{
+	struct rn_engine *e = client->dev->engine;
+	struct rn_capture *c;
+	int size = RN_CAPTURE_SNDBUF;
+
+	if (qpn != RN_CAPTURE_ANY_QP && qpn > 0xffffff)
+		return EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return ENOMEM;
+	c->client = client;
+	c->qpn = qpn;
+	c->snaplen = snaplen && snaplen < RN_CAPTURE_SNAPLEN_MAX ?
+			     snaplen : RN_CAPTURE_SNAPLEN_MAX;
+	c->everything = client->uid == 0 || client->uid == geteuid();
+	/* Beyond net.core.wmem_max only where ringnicd may (CAP_NET_ADMIN). */
+	if (setsockopt(client->fd, SOL_SOCKET, SO_SNDBUFFORCE, &size,
+		       sizeof(size)))
+		setsockopt(client->fd, SOL_SOCKET, SO_SNDBUF, &size,
+			   sizeof(size));
+	rn_list_add_tail(&e->captures, &c->link);
+	client->capture = c;
+	rn_info("capture by pid %d (uid %u) started: %s\n", client->pid,
+		(unsigned)client->uid,
+		c->everything ? "every packet" : "its user's QPs");
+	return 0;
+}
+
+void rn_capture_stop(struct rn_client *client)
+{
+	struct rn_capture *c = client->capture;
+
+	if (!c)
+		return;
+	rn_list_del(&c->link);
+	client->capture = NULL;
+	rn_info("capture by pid %d ended\n", client->pid);
+	free(c);
+}
+
+static bool takes(struct rn_device *dev, const struct rn_capture *c,
+		  const struct rn_capture_pkt *pkt)
+{
+	const struct rn_qp *qp;
+
+	if (c->qpn != RN_CAPTURE_ANY_QP && c->qpn != pkt->qpn)
+		return false;
+	if (c->everything)
+		return true;
+	qp = pkt->qpn ? rn_qp_by_qpn(dev, pkt->qpn) : NULL;
+	return qp && qp->client->uid == c->client->uid;
+}
+
+static void send_record(struct rn_capture *c, struct rn_capture_rec *rec,
+			const struct rn_capture_pkt *pkt)
+{
+	size_t keep = c->snaplen;
+	struct iovec iov[3] = {
+		{ rec, sizeof(*rec) },
+		{ (void *)pkt->head, pkt->head_len < keep ? pkt->head_len : keep },
+	};
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3 };
+
+	keep -= iov[1].iov_len;
+	iov[2] = (struct iovec){ (void *)pkt->body,
+				 pkt->body_len < keep ? pkt->body_len : keep };
+	rec->dropped = c->dropped;
+	/* A capture that cannot keep up loses records, never the device's
+	 * time; one whose reader is gone is closed by the event loop.
+	 */
+	if (sendmsg(c->client->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		c->dropped++;
+	else
+		c->dropped = 0;
+}
+
+void rn_capture_packet(struct rn_device *dev, const struct rn_capture_pkt *pkt)
+{
+	struct rn_capture_rec rec = {
+		.len = (uint32_t)(pkt->head_len + pkt->body_len),
+		.qpn = pkt->qpn,
+		.dir = pkt->dir,
+	};
+	struct rn_list *pos;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rec.time_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	for (pos = dev->engine->captures.next; pos != &dev->engine->captures;
+	     pos = pos->next) {
+		struct rn_capture *c = rn_container_of(pos, struct rn_capture,
+						       link);
+
+		if (takes(dev, c, pkt))
+			send_record(c, &rec, pkt);
+	}
+}

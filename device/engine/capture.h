@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Packet capture (ringnic-dump(1)): every packet the device sends or
+ * receives goes to each capture whose filter takes it, as one record
+ * (struct rn_capture_rec, kernel-abi/ringnic-ctl.h) on the capture's
+ * connection.  The transports hand their packets over only while
+ * rn_capturing says one runs: with none, a packet costs one test.
+ *
+ * The engine's thread owns the captures: it starts them (a CAPTURE
+ * request), stops them (the connection closed) and writes their records.
+ */
+#ifndef RN_ENGINE_CAPTURE_H
+#define RN_ENGINE_CAPTURE_H
+
+#include "engine/engine.h"
+
+/* A packet, in two parts: its IP and UDP headers, then the rest. */
+struct rn_capture_pkt {
+	uint8_t dir; /* enum rn_capture_dir */
+	uint32_t qpn; /* our QP it is to or from, 0 for none */
+	const void *head;
+	size_t head_len;
+	const void *body;
+	size_t body_len;
+};
+
+static inline bool rn_capturing(const struct rn_device *dev)
+{
+	return !rn_list_empty(&dev->engine->captures);
+}
+
+/* The client's connection becomes a capture of packets of QP qpn
+ * (RN_CAPTURE_ANY_QP: all), snaplen bytes of each (0: all).
+ */
+int rn_capture_start(struct rn_client *client, uint32_t qpn, uint32_t snaplen);
+/* Its connection is closing: a capture, if it is one, ends. */
+void rn_capture_stop(struct rn_client *client);
+void rn_capture_packet(struct rn_device *dev, const struct rn_capture_pkt *pkt);
+
+#endif
