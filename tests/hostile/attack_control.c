@@ -30,17 +30,38 @@ static int protocol_break(const char *path, enum variant v)
 	int fd, ret, nfds = 0, fds[3] = { -1, -1, -1 };
 
 	if (v == V_CTL_UNEXPECTED_FD || v == V_CTL_LEN_MISMATCH ||
-	    v == V_CTL_WRONG_SIZE || v == V_CTL_OPEN_TWICE)
+	    v == V_CTL_WRONG_SIZE || v == V_CTL_OPEN_TWICE ||
+	    v == V_CTL_CAPTURE_OPENED)
 		opened = true;
+	if (v == V_CTL_AFTER_CAPTURE)
+		opened = false;
 	if (opened)
 		HTRY(raw_session(path, &fd, what));
 	else
 		HTRY((fd = raw_connect(path)) < 0);
+	/* A capture takes nothing after the request that started it. */
+	if (v == V_CTL_AFTER_CAPTURE) {
+		struct rn_ctl_capture_req c = {
+			{ RN_CTL_CAPTURE, sizeof(c) }, RN_CAPTURE_ANY_QP, 0
+		};
+
+		HCHECK(!raw_send(fd, &c, sizeof(c), NULL, 0, 0), "CAPTURE");
+		HTRY(expect_status(fd, 0, what));
+	}
 
 	len = any_request(buf, &op);
 	switch (v) {
 	case V_CTL_BEFORE_OPEN:
+	case V_CTL_AFTER_CAPTURE:
 		break;
+	case V_CTL_CAPTURE_OPENED: {
+		struct rn_ctl_capture_req *c = (void *)buf;
+
+		*c = (struct rn_ctl_capture_req){ { RN_CTL_CAPTURE, sizeof(*c) },
+						  RN_CAPTURE_ANY_QP, 0 };
+		len = sizeof(*c);
+		break;
+	}
 	case V_CTL_EMPTY:
 		len = 0;
 		break;
@@ -517,6 +538,8 @@ int attack_control(struct attack_env *env, bool foreign_handles)
 	case V_CTL_OVERSIZED:
 	case V_CTL_BAD_OPCODE:
 	case V_CTL_OPEN_TWICE:
+	case V_CTL_CAPTURE_OPENED:
+	case V_CTL_AFTER_CAPTURE:
 	case V_CTL_UNEXPECTED_FD:
 		ret = protocol_break(path, v);
 		break;

@@ -263,12 +263,14 @@ int create_qp(int fd, uint32_t pd, uint32_t cq, uint32_t *qp)
 	return 0;
 }
 
-/* Some well-formed request of any kind but OPEN, in buf; returns its size. */
+/* Some well-formed request of any kind but the first messages (OPEN,
+ * CAPTURE), in buf; returns its size.
+ */
 size_t any_request(uint8_t *buf, uint32_t *op)
 {
 	struct rn_ctl_req_hdr *h = (void *)buf;
 
-	*op = rng_range(RN_CTL_ALLOC_PD, RN_CTL_OP_MAX);
+	*op = rng_range(RN_CTL_ALLOC_PD, RN_CTL_CAPTURE - 1);
 	memset(buf, 0, RN_CTL_MSG_MAX);
 	h->op = *op;
 	h->len = rn_ctl_req_size(*op);
