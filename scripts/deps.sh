@@ -6,7 +6,7 @@ RINGNIC_DEPS="build-essential clang cmake pkg-config libibverbs-dev
 	ibverbs-providers perftest qperf iproute2 util-linux gnuplot-nox pandoc
 	valgrind ucx-utils openmpi-bin libopenmpi-dev libfabric-bin nftables
 	rdmacm-utils ethtool libseccomp-dev libfabric-dev autoconf automake
-	libtool"
+	libtool libpcap-dev tshark"
 
 rn_install_deps() {
 	local missing= p sudo=
