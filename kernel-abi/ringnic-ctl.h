@@ -496,6 +496,8 @@ struct rn_ctl_capture_req {
 	struct rn_ctl_req_hdr hdr;
 	__u32 qpn; /* the QP of ours a packet is to or from, or RN_CAPTURE_ANY_QP */
 	__u32 snaplen; /* bytes of each packet kept, from its IP header */
+	__u32 pid; /* only QPs that this process created; 0: any */
+	__u32 reserved;
 };
 
 enum rn_capture_dir {

@@ -39,12 +39,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ringnic-dump [--runtime-dir DIR] [-d DEVICE] [-w FILE] [-c COUNT]\n"
-		"                    [-s SNAPLEN] [-q QPN] [-U]\n"
+		"                    [-s SNAPLEN] [-q QPN] [-p PID] [-U]\n"
 		"  -d DEVICE  the device (default ringnic0)\n"
 		"  -w FILE    write a pcap file (- for standard output), not lines\n"
 		"  -c COUNT   stop after COUNT packets\n"
 		"  -s SNAPLEN keep SNAPLEN bytes of each packet (0: all, the default)\n"
 		"  -q QPN     only packets to or from our QP QPN (decimal or 0x...)\n"
+		"  -p PID     only packets of the QPs that process PID created\n"
 		"  -U         write each packet out as it comes (with -w)\n");
 }
 
@@ -80,13 +81,14 @@ static int parse_u32(const char *s, uint32_t max, uint32_t *v)
 
 /* Connect to DEVICE's control socket and start the capture; -1 on error. */
 static int start_capture(const char *dir, const char *device, uint32_t qpn,
-			 uint32_t snaplen)
+			 uint32_t pid, uint32_t snaplen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct rn_ctl_capture_req req = {
 		.hdr = { RN_CTL_CAPTURE, sizeof(req) },
 		.qpn = qpn,
 		.snaplen = snaplen,
+		.pid = pid,
 	};
 	struct rn_ctl_resp_hdr resp;
 	int fd, n;
@@ -160,7 +162,7 @@ int main(int argc, char **argv)
 	};
 	char dirbuf[PATH_MAX];
 	const char *dir = NULL, *device = "ringnic0", *file = NULL;
-	uint32_t count = 0, snaplen = 0, qpn = RN_CAPTURE_ANY_QP;
+	uint32_t count = 0, snaplen = 0, qpn = RN_CAPTURE_ANY_QP, pid = 0;
 	uint64_t captured = 0, dropped = 0;
 	bool unbuffered = false;
 	pcap_dumper_t *dumper = NULL;
@@ -168,7 +170,7 @@ int main(int argc, char **argv)
 	uint8_t *buf;
 	int opt, fd;
 
-	while ((opt = getopt_long(argc, argv, "d:w:c:s:q:Uh", longopts,
+	while ((opt = getopt_long(argc, argv, "d:w:c:s:q:p:Uh", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'r': dir = optarg; break;
@@ -191,6 +193,12 @@ int main(int argc, char **argv)
 		case 'q':
 			if (parse_u32(optarg, 0xffffff, &qpn)) {
 				fprintf(stderr, "ringnic-dump: bad QPN %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			if (parse_u32(optarg, INT32_MAX, &pid) || !pid) {
+				fprintf(stderr, "ringnic-dump: bad PID %s\n", optarg);
 				return 2;
 			}
 			break;
@@ -223,7 +231,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	fd = start_capture(dir, device, qpn, snaplen);
+	fd = start_capture(dir, device, qpn, pid, snaplen);
 	if (fd < 0)
 		return 1;
 	/* No SA_RESTART: a signal ends the wait for the next record. */

@@ -16,6 +16,7 @@ struct rn_capture {
 	struct rn_list link; /* in the engine's captures */
 	struct rn_client *client; /* its connection */
 	uint32_t qpn; /* or RN_CAPTURE_ANY_QP */
+	pid_t pid; /* the QPs' creator, or 0 */
 	uint32_t snaplen;
 	/* Root and ringnicd's own user see every packet; anyone else the
 	 * packets of QPs that their own processes created.
@@ -24,19 +25,21 @@ struct rn_capture {
 	uint32_t dropped; /* records lost since the last one that went out */
 };
 
-int rn_capture_start(struct rn_client *client, uint32_t qpn, uint32_t snaplen)
+int rn_capture_start(struct rn_client *client, uint32_t qpn, pid_t pid,
+		     uint32_t snaplen)
 {
 	struct rn_engine *e = client->dev->engine;
 	struct rn_capture *c;
 	int size = RN_CAPTURE_SNDBUF;
 
-	if (qpn != RN_CAPTURE_ANY_QP && qpn > 0xffffff)
+	if ((qpn != RN_CAPTURE_ANY_QP && qpn > 0xffffff) || pid < 0)
 		return EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return ENOMEM;
 	c->client = client;
 	c->qpn = qpn;
+	c->pid = pid;
 	c->snaplen = snaplen && snaplen < RN_CAPTURE_SNAPLEN_MAX ?
 			     snaplen : RN_CAPTURE_SNAPLEN_MAX;
 	c->everything = client->uid == 0 || client->uid == geteuid();
@@ -72,10 +75,11 @@ static bool takes(struct rn_device *dev, const struct rn_capture *c,
 
 	if (c->qpn != RN_CAPTURE_ANY_QP && c->qpn != pkt->qpn)
 		return false;
-	if (c->everything)
+	if (c->everything && !c->pid)
 		return true;
 	qp = pkt->qpn ? rn_qp_by_qpn(dev, pkt->qpn) : NULL;
-	return qp && qp->client->uid == c->client->uid;
+	return qp && (c->everything || qp->client->uid == c->client->uid) &&
+	       (!c->pid || qp->client->pid == c->pid);
 }
 
 static void send_record(struct rn_capture *c, struct rn_capture_rec *rec,

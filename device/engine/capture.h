@@ -30,9 +30,11 @@ static inline bool rn_capturing(const struct rn_device *dev)
 }
 
 /* The client's connection becomes a capture of packets of QP qpn
- * (RN_CAPTURE_ANY_QP: all), snaplen bytes of each (0: all).
+ * (RN_CAPTURE_ANY_QP: all) and of the QPs of process pid (0: any),
+ * snaplen bytes of each (0: all).
  */
-int rn_capture_start(struct rn_client *client, uint32_t qpn, uint32_t snaplen);
+int rn_capture_start(struct rn_client *client, uint32_t qpn, pid_t pid,
+		     uint32_t snaplen);
 /* Its connection is closing: a capture, if it is one, ends. */
 void rn_capture_stop(struct rn_client *client);
 void rn_capture_packet(struct rn_device *dev, const struct rn_capture_pkt *pkt);

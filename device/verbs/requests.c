@@ -244,7 +244,10 @@ static int do_capture(struct rn_client *client, struct rn_msg *m)
 
 	if (client->kctx)
 		return EOPNOTSUPP;
-	return rn_capture_start(client, req->qpn, req->snaplen);
+	if (req->reserved || req->pid > INT32_MAX)
+		return EINVAL;
+	return rn_capture_start(client, req->qpn, (pid_t)req->pid,
+				req->snaplen);
 }
 
 bool rn_request(struct rn_client *client, struct rn_msg *m, struct rn_reply *r)

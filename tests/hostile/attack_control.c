@@ -42,7 +42,7 @@ static int protocol_break(const char *path, enum variant v)
 	/* A capture takes nothing after the request that started it. */
 	if (v == V_CTL_AFTER_CAPTURE) {
 		struct rn_ctl_capture_req c = {
-			{ RN_CTL_CAPTURE, sizeof(c) }, RN_CAPTURE_ANY_QP, 0
+			{ RN_CTL_CAPTURE, sizeof(c) }, RN_CAPTURE_ANY_QP, 0, 0, 0
 		};
 
 		HCHECK(!raw_send(fd, &c, sizeof(c), NULL, 0, 0), "CAPTURE");
@@ -58,7 +58,7 @@ static int protocol_break(const char *path, enum variant v)
 		struct rn_ctl_capture_req *c = (void *)buf;
 
 		*c = (struct rn_ctl_capture_req){ { RN_CTL_CAPTURE, sizeof(*c) },
-						  RN_CAPTURE_ANY_QP, 0 };
+						  RN_CAPTURE_ANY_QP, 0, 0, 0 };
 		len = sizeof(*c);
 		break;
 	}
