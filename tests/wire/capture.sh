@@ -5,7 +5,7 @@
 # ringnic1 (host B), and Debian's tshark reads each file with no
 # configuration; capture_check.py compares what tshark decodes (opcodes,
 # destination QPs, PSNs, payload lengths, ICRCs, CM MADs) with what the
-# tools posted and printed.  Then: a QP filter (-q), a snap length (-s),
+# tools posted and printed.  Then: the filters (-q, -p), a snap length (-s),
 # IPv6, and a plain user, who sees nothing of root's QPs.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -120,8 +120,8 @@ GID=1 perftest ipv6 write "" "iters=20 size=4096 mtu=1024 ipv6=1" \
 perftest snaplen write "-s 64" "iters=20 size=4096 mtu=1024 snaplen=64" \
 	ib_write_bw -s 4096 -n 20
 
-# -q QPN while two pairs run: only the packets of the one whose server QP
-# it names.  Its QPs are learnt as a user would, from a capture of the
+# -q QPN, then -p PID, while two pairs run: only the packets of the one
+# whose server QP (server process) it names.  Its QPs are learnt as a user would, from a capture of the
 # device while that pair runs alone (perftest prints them at its end).
 # Records the reader cannot take in time are dropped here (counted): the
 # check is the filter's, not the count's.
@@ -143,10 +143,14 @@ bg_pair 18990 ib_write_bw -s 1024 -D 4
 timeout 10 ringnic-dump -d ringnic0 -c 400 >"$file.lines" 2>/dev/null
 fqpn=$(hexfield "$(grep -m1 " in .*opcode 0x0[6-9ab]" "$file.lines")" dqpn)
 fpeer=$(hexfield "$(grep -m1 " out .*opcode 0x11" "$file.lines")" dqpn)
-bg_pair 18991 ib_send_bw -s 1024 -D 3
+bg_pair 18991 ib_send_bw -s 1024 -D 4
 sleep 0.5
 timeout 10 ringnic-dump -d ringnic0 -w "$file" -q "$fqpn" -c 2000 2>"$file.err"
 rc=$?
+# -p PID: the QPs of the filtered pair's server process, the same packets.
+fpid=$(pgrep -xf "ib_write_bw -s 1024 -D 4 -d ringnic0 -x 0 -p 18990")
+timeout 10 ringnic-dump -d ringnic0 -w "$out/pid.pcap" -p "$fpid" -c 2000 \
+	2>"$out/pid.pcap.err" || rc=1
 for pid in "${bg_pids[@]}"; do
 	wait $pid || { rc=1; echo "a pair beside the filter failed"; }
 done
@@ -155,6 +159,13 @@ if [ $rc -eq 0 ] && grep -qx "2000 packets captured" "$file.err" &&
 	echo "ok   filter -q $fqpn"
 else
 	echo "FAIL filter -q $fqpn: $(cat "$file.err")"
+	failed=$((failed + 1))
+fi
+if [ $rc -eq 0 ] && grep -qx "2000 packets captured" "$out/pid.pcap.err" &&
+	python3 "$here/capture_check.py" "$out/pid.pcap" filter server_qpn="$fqpn" client_qpn="$fpeer"; then
+	echo "ok   filter -p $fpid"
+else
+	echo "FAIL filter -p $fpid: $(cat "$out/pid.pcap.err")"
 	failed=$((failed + 1))
 fi
 
