@@ -21,6 +21,7 @@ provider=$libdir/libibverbs/libringnic-rdmav$pabi.so
 etc=$(sed -n 's/^CMAKE_INSTALL_SYSCONFDIR:PATH=//p' "$build/CMakeCache.txt")
 case $etc in /*) ;; *) [ "$prefix" = /usr ] && etc=/$etc || etc=$prefix/$etc ;; esac
 for f in "$prefix/sbin/ringnicd" "$prefix/bin/ringnic-run" \
+	"$prefix/bin/ringnic-dump" \
 	"$libdir/libringnic.so.1" "$libdir/libringnic.so" \
 	"$provider" \
 	"$libdir/ringnic/libringnic-shim.so" \
