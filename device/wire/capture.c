@@ -13,21 +13,12 @@
 #include "engine/capture.h"
 #include "wire/internal.h"
 
-#define IPV4_BYTES 20
-#define IPV6_BYTES 40
-#define UDP_BYTES 8
 #define IP_DF 0x4000
 
 struct ip_head {
-	uint8_t b[IPV6_BYTES + UDP_BYTES];
+	uint8_t b[RN_PKT_IPV6_BYTES + RN_PKT_UDP_BYTES];
 	size_t len;
 };
-
-static void put16(uint8_t *b, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(b, &v, sizeof(v));
-}
 
 /* The IPv4 header checksum (RFC 1071) of the 20 bytes at ip. */
 static uint16_t ipv4_checksum(const uint8_t *ip)
@@ -35,7 +26,7 @@ static uint16_t ipv4_checksum(const uint8_t *ip)
 	uint32_t sum = 0;
 	int i;
 
-	for (i = 0; i < IPV4_BYTES; i += 2)
+	for (i = 0; i < RN_PKT_IPV4_BYTES; i += 2)
 		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
@@ -44,10 +35,10 @@ static uint16_t ipv4_checksum(const uint8_t *ip)
 
 static void udp_head(uint8_t *b, uint16_t sport, uint16_t dport, size_t len)
 {
-	put16(b, sport);
-	put16(b + 2, dport);
-	put16(b + 4, (uint16_t)(UDP_BYTES + len));
-	put16(b + 6, 0);
+	rn_pkt_put16(b, sport);
+	rn_pkt_put16(b + 2, dport);
+	rn_pkt_put16(b + 4, (uint16_t)(RN_PKT_UDP_BYTES + len));
+	rn_pkt_put16(b + 6, 0);
 }
 
 static void ipv4_head(struct ip_head *h, const struct sockaddr_in *src,
@@ -58,18 +49,18 @@ static void ipv4_head(struct ip_head *h, const struct sockaddr_in *src,
 
 	ip[0] = 0x45;
 	ip[1] = tos;
-	put16(ip + 2, (uint16_t)(IPV4_BYTES + UDP_BYTES + len));
-	put16(ip + 4, id);
-	put16(ip + 6, IP_DF);
+	rn_pkt_put16(ip + 2, (uint16_t)(RN_PKT_IPV4_BYTES + RN_PKT_UDP_BYTES + len));
+	rn_pkt_put16(ip + 4, id);
+	rn_pkt_put16(ip + 6, IP_DF);
 	ip[8] = ttl;
 	ip[9] = IPPROTO_UDP;
-	put16(ip + 10, 0);
+	rn_pkt_put16(ip + 10, 0);
 	memcpy(ip + 12, &src->sin_addr, 4);
 	memcpy(ip + 16, &dst->sin_addr, 4);
-	put16(ip + 10, ipv4_checksum(ip));
-	udp_head(ip + IPV4_BYTES, ntohs(src->sin_port), ntohs(dst->sin_port),
+	rn_pkt_put16(ip + 10, ipv4_checksum(ip));
+	udp_head(ip + RN_PKT_IPV4_BYTES, ntohs(src->sin_port), ntohs(dst->sin_port),
 		 len);
-	h->len = IPV4_BYTES + UDP_BYTES;
+	h->len = RN_PKT_IPV4_BYTES + RN_PKT_UDP_BYTES;
 }
 
 static void ipv6_head(struct ip_head *h, const struct sockaddr_in6 *src,
@@ -81,14 +72,14 @@ static void ipv6_head(struct ip_head *h, const struct sockaddr_in6 *src,
 				 (flow_label & 0xfffff));
 
 	memcpy(ip, &first, 4);
-	put16(ip + 4, (uint16_t)(UDP_BYTES + len));
+	rn_pkt_put16(ip + 4, (uint16_t)(RN_PKT_UDP_BYTES + len));
 	ip[6] = IPPROTO_UDP;
 	ip[7] = hop_limit;
 	memcpy(ip + 8, &src->sin6_addr, 16);
 	memcpy(ip + 24, &dst->sin6_addr, 16);
-	udp_head(ip + IPV6_BYTES, ntohs(src->sin6_port), ntohs(dst->sin6_port),
+	udp_head(ip + RN_PKT_IPV6_BYTES, ntohs(src->sin6_port), ntohs(dst->sin6_port),
 		 len);
-	h->len = IPV6_BYTES + UDP_BYTES;
+	h->len = RN_PKT_IPV6_BYTES + RN_PKT_UDP_BYTES;
 }
 
 void rn_wire_capture_tx(struct rn_device *dev, const struct rn_wire_sock *s,

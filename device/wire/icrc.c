@@ -15,34 +15,27 @@
  * small buffer; the rest is crc'd where it lies, in the same zlib pass.
  */
 #define LRH_BYTES 8
-#define IPV4_BYTES 20
-#define IPV6_BYTES 40
-#define UDP_BYTES 8
 #define BTH_MASKED 4 /* FECN, BECN, Resv6a */
-#define IPV4_MAX_LEN (65535 - IPV4_BYTES - UDP_BYTES)
-#define HEAD_MAX (LRH_BYTES + IPV6_BYTES + UDP_BYTES + RN_PKT_BTH_BYTES)
+#define IPV4_MAX_LEN (65535 - RN_PKT_IPV4_BYTES - RN_PKT_UDP_BYTES)
+#define HEAD_MAX                                                               \
+	(LRH_BYTES + RN_PKT_IPV6_BYTES + RN_PKT_UDP_BYTES + RN_PKT_BTH_BYTES)
 
 /* Where the IPv4 flags are in the CRC input: right after the ID. */
 #define IN_IPFLAGS (LRH_BYTES + 6)
 #define IP_DF 0x40
 
-static inline void put16(uint8_t *b, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(b, &v, sizeof(v));
-}
 
 /* UDP header and masked BTH at b; returns the bytes written. */
 static size_t head_udp_bth(uint8_t *b, uint16_t sport, uint16_t dport,
 			   const void *pkt, size_t len)
 {
-	put16(b, sport);
-	put16(b + 2, dport);
-	put16(b + 4, UDP_BYTES + len);
+	rn_pkt_put16(b, sport);
+	rn_pkt_put16(b + 2, dport);
+	rn_pkt_put16(b + 4, RN_PKT_UDP_BYTES + len);
 	b[6] = b[7] = 0xFF; /* checksum */
-	memcpy(b + UDP_BYTES, pkt, RN_PKT_BTH_BYTES);
-	b[UDP_BYTES + BTH_MASKED] = 0xFF;
-	return UDP_BYTES + RN_PKT_BTH_BYTES;
+	memcpy(b + RN_PKT_UDP_BYTES, pkt, RN_PKT_BTH_BYTES);
+	b[RN_PKT_UDP_BYTES + BTH_MASKED] = 0xFF;
+	return RN_PKT_UDP_BYTES + RN_PKT_BTH_BYTES;
 }
 
 /*
@@ -113,8 +106,8 @@ uint32_t rn_icrc_ipv4(const struct rn_icrc_flow4 *f, uint16_t ip_id, bool df,
 	memset(head, 0xFF, LRH_BYTES);
 	ip[0] = 0x45; /* version 4, 5 words: never IP options */
 	ip[1] = 0xFF; /* TOS: DSCP and ECN */
-	put16(ip + 2, IPV4_BYTES + UDP_BYTES + len);
-	put16(ip + 4, ip_id);
+	rn_pkt_put16(ip + 2, RN_PKT_IPV4_BYTES + RN_PKT_UDP_BYTES + len);
+	rn_pkt_put16(ip + 4, ip_id);
 	ip[6] = df ? IP_DF : 0; /* and no fragment */
 	ip[7] = 0;
 	ip[8] = 0xFF; /* TTL */
@@ -123,8 +116,8 @@ uint32_t rn_icrc_ipv4(const struct rn_icrc_flow4 *f, uint16_t ip_id, bool df,
 	memcpy(ip + 12, &f->saddr, 4);
 	memcpy(ip + 16, &f->daddr, 4);
 	return crc_packet(head,
-			  LRH_BYTES + IPV4_BYTES +
-				  head_udp_bth(ip + IPV4_BYTES, f->sport,
+			  LRH_BYTES + RN_PKT_IPV4_BYTES +
+				  head_udp_bth(ip + RN_PKT_IPV4_BYTES, f->sport,
 					       f->dport, pkt, len),
 			  pkt, len);
 }
@@ -139,14 +132,14 @@ uint32_t rn_icrc_ipv6(const struct rn_icrc_flow6 *f, const void *pkt,
 	/* Version 6; traffic class and flow label masked. */
 	ip[0] = 0x6F;
 	ip[1] = ip[2] = ip[3] = 0xFF;
-	put16(ip + 4, UDP_BYTES + len);
+	rn_pkt_put16(ip + 4, RN_PKT_UDP_BYTES + len);
 	ip[6] = IPPROTO_UDP;
 	ip[7] = 0xFF; /* hop limit */
 	memcpy(ip + 8, &f->saddr, 16);
 	memcpy(ip + 24, &f->daddr, 16);
 	return crc_packet(head,
-			  LRH_BYTES + IPV6_BYTES +
-				  head_udp_bth(ip + IPV6_BYTES, f->sport,
+			  LRH_BYTES + RN_PKT_IPV6_BYTES +
+				  head_udp_bth(ip + RN_PKT_IPV6_BYTES, f->sport,
 					       f->dport, pkt, len),
 			  pkt, len);
 }
@@ -349,8 +342,8 @@ enum rn_pkt_status rn_icrc_check_ipv4(const struct rn_icrc_solver *s,
 	/* The bytes of CRC input after the flags byte: all of it (LRH, IP,
 	 * UDP, the packet less its ICRC) but the flags and what precedes.
 	 */
-	n = LRH_BYTES + IPV4_BYTES + UDP_BYTES + len - RN_PKT_ICRC_BYTES -
-	    (IN_IPFLAGS + 1);
+	n = LRH_BYTES + RN_PKT_IPV4_BYTES + RN_PKT_UDP_BYTES + len -
+	    RN_PKT_ICRC_BYTES - (IN_IPFLAGS + 1);
 	for (; n; n &= n - 1)
 		d = apply(s->unshift[__builtin_ctz(n)], d);
 	y = apply(s->solve, d);

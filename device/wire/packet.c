@@ -123,11 +123,6 @@ static inline uint64_t get64(const uint8_t *b)
 	return be64toh(v);
 }
 
-static inline void put16(uint8_t *b, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(b, &v, sizeof(v));
-}
 
 static inline void put24(uint8_t *b, uint32_t v)
 {
@@ -310,7 +305,7 @@ size_t rn_pkt_build(const struct rn_pkt *p, void *buf, size_t cap)
 	b[0] = p->opcode;
 	b[1] = (p->se ? BTH_SE : 0) | (p->mig ? BTH_MIG : 0) |
 	       pad << BTH_PAD_SHIFT;
-	put16(b + 2, RN_PKT_PKEY_DEFAULT);
+	rn_pkt_put16(b + 2, RN_PKT_PKEY_DEFAULT);
 	b[4] = (p->fecn ? BTH_FECN : 0) | (p->becn ? BTH_BECN : 0);
 	put24(b + 5, p->dqpn);
 	b[8] = p->ackreq ? BTH_ACKREQ : 0;

@@ -11,11 +11,17 @@
 #ifndef RN_WIRE_PACKET_H
 #define RN_WIRE_PACKET_H
 
+#include <endian.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define RN_PKT_UDP_DPORT 4791
+/* The headers the kernel puts before the BTH (no IPv4 options). */
+#define RN_PKT_IPV4_BYTES 20
+#define RN_PKT_IPV6_BYTES 40
+#define RN_PKT_UDP_BYTES 8
 #define RN_PKT_BTH_BYTES 12
 #define RN_PKT_ICRC_BYTES 4
 /* A UDP payload (BTH ... ICRC) is this long at least, and at most. */
@@ -23,6 +29,13 @@
 #define RN_PKT_MAX_LEN (65535 - 8)
 #define RN_PKT_PKEY_DEFAULT 0xFFFF
 #define RN_PKT_MASK24 0xFFFFFFu
+
+/* A 16-bit field of a header, big-endian, at any alignment. */
+static inline void rn_pkt_put16(uint8_t *b, uint16_t v)
+{
+	v = htobe16(v);
+	memcpy(b, &v, sizeof(v));
+}
 
 /* Transports: the top three bits of the opcode, as opcode bases. */
 enum rn_pkt_transport {
