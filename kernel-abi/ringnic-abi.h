@@ -8,6 +8,7 @@
 #define RINGNIC_ABI_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_verbs.h>
 
 /* uverbs ABI version the provider matches (class/infiniband_verbs/X/abi_version) */
 #define RN_UVERBS_ABI_VERSION 1
@@ -18,6 +19,12 @@
 #define RN_VENDOR_ID 0x524e43 /* "RNC": not a registered OUI, never matched by tools */
 #define RN_VENDOR_PART_ID 0x0001
 #define RN_HW_VERSION 1
+/* The device's capability flags: ibv_query_device's, the kernel's, and
+ * RDMA netlink's RDMA_NLDEV_ATTR_CAP_FLAGS. */
+#define RN_DEVICE_CAP_FLAGS                                                   \
+	(IB_UVERBS_DEVICE_RC_RNR_NAK_GEN | IB_UVERBS_DEVICE_SYS_IMAGE_GUID |  \
+	 IB_UVERBS_DEVICE_SRQ_RESIZE | IB_UVERBS_DEVICE_XRC |                 \
+	 IB_UVERBS_DEVICE_MEM_WINDOW | IB_UVERBS_DEVICE_MEM_WINDOW_TYPE_2B)
 
 /* Per-device limits, reported by query_device and enforced by ringnicd. */
 #define RN_MAX_QP 16384

@@ -141,9 +141,7 @@ static int rn_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 	/* As the provider says (it answers ibv_query_device itself); the
 	 * core checks some: ODP access flags need IBK_ON_DEMAND_PAGING.
 	 */
-	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_SRQ_RESIZE | IB_DEVICE_XRC |
-			      IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B;
+	a->device_cap_flags = RN_DEVICE_CAP_FLAGS;
 	/* The MAD layer's buffers are named by address (gsi.c): no lkey. */
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING |
 			      IBK_LOCAL_DMA_LKEY;

@@ -35,10 +35,7 @@ int rn_query_device_ex(struct ibv_context *context,
 	a.orig_attr.hw_ver = d->hw_ver;
 	a.orig_attr.max_qp = d->max_qp;
 	a.orig_attr.max_qp_wr = d->max_qp_wr;
-	a.orig_attr.device_cap_flags =
-		IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
-		IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_XRC | IBV_DEVICE_MEM_WINDOW |
-		IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	a.orig_attr.device_cap_flags = RN_DEVICE_CAP_FLAGS;
 	a.orig_attr.max_sge = d->max_sge;
 	a.orig_attr.max_sge_rd = d->max_sge;
 	a.orig_attr.max_cq = d->max_cq;
