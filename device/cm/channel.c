@@ -86,6 +86,8 @@ int rn_cm_listen(struct rn_device *dev, const char *runtime_dir)
 void rn_cm_accept(struct rn_cm *cm)
 {
 	struct rn_cm_channel *ch;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
 	int fd;
 
 	fd = accept4(cm->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -98,6 +100,8 @@ void rn_cm_accept(struct rn_cm *cm)
 	}
 	ch->cm = cm;
 	ch->fd = fd;
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+		ch->pid = cred.pid;
 	ch->event_fd = -1;
 	rn_list_init(&ch->events);
 	rn_list_init(&ch->ids);

@@ -140,6 +140,7 @@ struct rn_cm_channel {
 	struct rn_list link;
 	struct rn_watch watch;
 	int fd; /* the shim's command socket */
+	pid_t pid; /* the process that opened it (SO_PEERCRED), for RDMA netlink */
 	int event_fd; /* our end of the pair the application polls */
 	uint64_t token; /* names it in MIGRATE_ID */
 	struct rn_list events;

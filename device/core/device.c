@@ -67,6 +67,7 @@ void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
 	client->fd = -1;
 	client->pid = pid;
 	client->uid = uid;
+	client->ctxn = dev->next_resn.ctx++;
 	client->async_fd = -1;
 	client->wake_fd = -1;
 	client->uffd = -1;

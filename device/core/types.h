@@ -61,6 +61,7 @@ struct rn_watch {
 struct rn_pd {
 	struct rn_client *client;
 	uint32_t handle;
+	uint32_t pdn; /* device-wide, for RDMA netlink (dev->next_resn) */
 	uint32_t refs; /* MRs, MWs, AHs, SRQs and QPs using it */
 };
 
@@ -124,6 +125,7 @@ struct rn_xrcd {
 struct rn_cq {
 	struct rn_client *client;
 	uint32_t handle;
+	uint32_t cqn; /* device-wide, for RDMA netlink (dev->next_resn) */
 	uint64_t user_handle;
 	uint32_t refs; /* QPs completing into it */
 	void *mem;
@@ -289,6 +291,7 @@ struct rn_client {
 	uint32_t kctx; /* the kernel's context id (daemon/kdev.c), or 0 */
 	pid_t pid; /* of the opener: see process.c before trusting it */
 	uid_t uid;
+	uint32_t ctxn; /* device-wide, for RDMA netlink (dev->next_resn) */
 	int pidfd; /* the process, from OPEN on (process.c), or -1 */
 	int mem_fd; /* its address space: /proc/PID/mem, or -1 */
 	bool opened; /* OPEN succeeded */
@@ -408,6 +411,13 @@ struct rn_device {
 	struct rn_table xrcds; /* id -> struct rn_xrcd */
 	uint32_t nahs; /* device-wide counts against attr limits */
 	uint32_t nmws;
+	/* The next number of each kind of object that RDMA netlink names by
+	 * a device-wide number of its own (contexts, PDs, CQs), as the
+	 * kernel's resource tracking does: they only grow, so none repeats.
+	 */
+	struct {
+		uint32_t ctx, pd, cq;
+	} next_resn;
 
 	bool local_on_wire; /* connect local QPs over the wire too */
 	struct rn_cm *cm; /* rdma_cm, userspace mode (cm/) */

@@ -70,6 +70,7 @@ int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *re
 
 	cq->client = client;
 	cq->handle = h;
+	cq->cqn = client->dev->next_resn.cq++;
 	cq->user_handle = req->user_handle;
 	cq->ctrl = cq->mem;
 	cq->ring = (struct rn_cqe *)((uint8_t *)cq->mem + RN_CQ_RING_OFFSET);

@@ -23,6 +23,7 @@ int rn_pd_alloc(struct rn_client *client, uint32_t *handle)
 	}
 	pd->client = client;
 	pd->handle = h;
+	pd->pdn = client->dev->next_resn.pd++;
 	*handle = h;
 	client->dev->npds++;
 	return 0;
