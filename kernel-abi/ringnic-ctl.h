@@ -46,7 +46,8 @@ enum rn_ctl_op {
 	RN_CTL_QUERY_PD,
 	RN_CTL_QUERY_MR,
 	RN_CTL_CAPTURE,
-	RN_CTL_OP_MAX = RN_CTL_CAPTURE,
+	RN_CTL_NETLINK,
+	RN_CTL_OP_MAX = RN_CTL_NETLINK,
 };
 
 /* The largest message either side sends; receivers size their buffer by it. */
@@ -520,6 +521,41 @@ struct rn_capture_rec {
 	__u8 reserved[3];
 };
 
+/* ---- NETLINK: the first message of an RDMA netlink connection -------- */
+
+/*
+ * Sent instead of OPEN by ringnic-run's shim for a program that opens an
+ * RDMA netlink socket (iproute2's rdma tool), it makes the connection
+ * answer RDMA netlink (RDMA_NL_NLDEV) about this device as the kernel
+ * answers on a NETLINK_RDMA socket.  After the answer to NETLINK, each
+ * datagram the client sends is one netlink request of at most
+ * RN_CTL_MSG_MAX bytes (nlmsghdr, then attributes); ringnicd answers it
+ * with datagrams of at most RN_NETLINK_DGRAM_MAX bytes, each a struct
+ * rn_netlink_hdr and then whole netlink messages as the kernel would
+ * send them, each at most RN_NETLINK_MSG_MAX bytes: the replies, then
+ * NLMSG_DONE for a dump, an NLMSG_ERROR for an error or an asked-for ack.  Requests wait while an answer is being
+ * sent.  What the caller may see is the kernel's rule: root and
+ * ringnicd's own user everything; any other user no keys or addresses of
+ * memory.
+ */
+struct rn_ctl_netlink_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 dev_index; /* the device's RDMA_NLDEV_ATTR_DEV_INDEX, not 0 */
+	__u32 reserved;
+};
+
+#define RN_NETLINK_DGRAM_MAX 32768
+/*
+ * The kernel's NLMSG_GOODSIZE with 4 KiB pages: a dump's messages are cut
+ * to it, and programs read with 4 KiB buffers (libmnl's default).
+ */
+#define RN_NETLINK_MSG_MAX 3776
+
+struct rn_netlink_hdr {
+	__u32 last; /* 1: the last datagram of the answer to one request */
+	__u32 reserved;
+};
+
 _Static_assert(sizeof(struct rn_device_attr) == 144, "device attr layout");
 _Static_assert(sizeof(struct rn_ah_attr) == 32, "ah attr layout");
 _Static_assert(sizeof(struct rn_qp_attr) == 104, "qp attr layout");
@@ -570,6 +606,8 @@ static inline __u32 rn_ctl_req_size(__u32 op)
 		return sizeof(struct rn_ctl_resize_cq_req);
 	case RN_CTL_CAPTURE:
 		return sizeof(struct rn_ctl_capture_req);
+	case RN_CTL_NETLINK:
+		return sizeof(struct rn_ctl_netlink_req);
 	case RN_CTL_DEALLOC_PD:
 	case RN_CTL_DEREG_MR:
 	case RN_CTL_DESTROY_CQ:

@@ -34,6 +34,7 @@ struct rn_wire_qp;
 struct rn_local_qp;
 struct rn_cm;
 struct rn_capture;
+struct rn_nldev;
 
 #define RN_NAME_MAX 32
 
@@ -312,6 +313,8 @@ struct rn_client {
 	uint32_t channels; /* completion channels ringnicd holds for it */
 	/* The connection is a packet capture, not a context (engine/capture.c). */
 	struct rn_capture *capture;
+	/* The connection answers RDMA netlink, not a context (daemon/nldev.c). */
+	struct rn_nldev *nldev;
 };
 
 /*

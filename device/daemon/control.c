@@ -106,10 +106,28 @@ void rn_client_destroy(struct rn_client *client)
 		close(client->fd);
 	}
 	rn_capture_stop(client);
+	rn_nldev_stop(client);
 	rn_client_release(client);
 	rn_list_del(&client->link);
 	dev->nclients--;
 	free(client);
+}
+
+/*
+ * NETLINK, the first message: the connection answers RDMA netlink from
+ * then on (nldev.c).
+ */
+static bool start_netlink(struct rn_client *client, struct rn_msg *m)
+{
+	const struct rn_ctl_netlink_req *req = (const void *)m->req.buf;
+	struct rn_ctl_resp_hdr resp = { .len = sizeof(resp) };
+
+	if (m->len != sizeof(*req) || req->hdr.len != m->len || m->nfds ||
+	    req->reserved)
+		return false;
+	resp.status = rn_nldev_start(client, req->dev_index);
+	return send(client->fd, &resp, sizeof(resp),
+		    MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof(resp);
 }
 
 /* Answer one request; false when the connection must be closed. */
@@ -125,6 +143,11 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 	char next;
 	bool ok;
 
+	if (client->nldev)
+		return !m->nfds && rn_nldev_request(client, m->req.buf, m->len);
+	if (!client->opened && !client->capture &&
+	    m->len >= sizeof(m->req.hdr) && m->req.hdr.op == RN_CTL_NETLINK)
+		return start_netlink(client, m);
 	if (!rn_request(client, m, &r))
 		return false;
 	/* What the client sends after this answer confirms who it is
@@ -164,6 +187,13 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 
 void rn_control_readable(struct rn_client *client)
 {
+	/* An RDMA netlink answer still going out: nothing is read meanwhile. */
+	if (client->nldev && rn_nldev_pending(client) &&
+	    (!rn_nldev_flush(client) || rn_nldev_pending(client))) {
+		if (!rn_nldev_pending(client))
+			rn_client_destroy(client);
+		return;
+	}
 	for (;;) {
 		union {
 			char buf[CMSG_SPACE(sizeof(int) * RN_CTL_MAX_FDS) +
@@ -218,5 +248,7 @@ void rn_control_readable(struct rn_client *client)
 			rn_client_destroy(client);
 			return;
 		}
+		if (client->nldev && rn_nldev_pending(client))
+			return;
 	}
 }

@@ -92,6 +92,16 @@ void rn_control_accept(struct rn_device *dev);
 void rn_control_readable(struct rn_client *client);
 void rn_client_destroy(struct rn_client *client);
 
+/* nldev.c: RDMA netlink on a control connection (kernel-abi/ringnic-ctl.h) */
+int rn_nldev_start(struct rn_client *client, uint32_t dev_index);
+/* One request datagram: its answer queued and sent as far as it goes. */
+bool rn_nldev_request(struct rn_client *client, const void *buf, size_t len);
+/* Sends what the socket takes; false if the connection failed. */
+bool rn_nldev_flush(struct rn_client *client);
+/* Whether part of an answer waits for the socket. */
+bool rn_nldev_pending(const struct rn_client *client);
+void rn_nldev_stop(struct rn_client *client);
+
 /* kdev.c: kernel mode */
 bool rn_kdev_present(const char *name);
 int rn_kdev_attach(struct rn_device *dev);
