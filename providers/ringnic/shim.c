@@ -4,9 +4,9 @@
  * the things of the kernel that libibverbs and librdmacm need and a
  * userspace device cannot provide through the provider interface.
  *
- * - On a kernel with ib_core loaded, libibverbs enumerates devices over the
- *   RDMA netlink socket and never reads SYSFS_PATH; refusing that one
- *   socket makes it fall back to the tree ringnicd publishes.
+ * - RDMA netlink sockets (netlink.c): ringnicd answers them, for the rdma
+ *   tool; libibverbs, which would list devices over one and never read
+ *   SYSFS_PATH, is refused one and reads the tree ringnicd publishes.
  * - ibv_create_comp_channel asks the kernel for an event file.  Here a
  *   channel is a pipe: ringnicd writes the events (8-byte CQ handles, what
  *   ibv_get_cq_event reads) into it directly, and it works with poll,
@@ -75,10 +75,8 @@ int socket(int domain, int type, int protocol)
 {
 	socket_fn real = (socket_fn)dlsym(RTLD_NEXT, "socket");
 
-	if (domain == AF_NETLINK && protocol == NETLINK_RDMA) {
-		errno = EPROTONOSUPPORT;
-		return -1;
-	}
+	if (domain == AF_NETLINK && protocol == NETLINK_RDMA)
+		return rn_shim_netlink_socket(type);
 	if (!real) {
 		errno = ENOSYS;
 		return -1;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Between the parts of libringnic-shim.so (shim.c, devnodes.c, rdma_cm.c).
+ * Between the parts of libringnic-shim.so (shim.c, devnodes.c, rdma_cm.c,
+ * netlink.c).
  */
 #ifndef RINGNIC_SHIM_H
 #define RINGNIC_SHIM_H
@@ -31,5 +32,8 @@ int rn_shim_cm_open(int flags);
 
 /* Whether fd is such an event channel. */
 bool rn_shim_cm_fd(int fd);
+
+/* socket(AF_NETLINK, type, NETLINK_RDMA): answered by ringnicd (netlink.c). */
+int rn_shim_netlink_socket(int type);
 
 #endif
