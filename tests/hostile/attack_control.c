@@ -15,6 +15,8 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
 
 #include "raw_ctl.h"
 
@@ -465,6 +467,67 @@ static int flood(const char *path)
 	return 0;
 }
 
+/*
+ * A NETLINK connection (what ringnic-run's shim makes for the rdma tool):
+ * requests with random commands, flags, attributes and lengths, and
+ * garbage.  Each is answered whole (its last datagram says so) or closes
+ * the connection; sometimes the answers are left unread, or the
+ * connection dropped with an answer half sent.
+ */
+static int netlink_garbage(const char *path)
+{
+	const char *what = "RDMA netlink garbage";
+	struct rn_ctl_netlink_req req = { { RN_CTL_NETLINK, sizeof(req) },
+					  rng_below(4) ? 1 : rng_next(), 0 };
+	static uint8_t buf[RN_NETLINK_DGRAM_MAX];
+	bool unread = rng_below(4) == 0;
+	int fd, i, n = rng_range(1, 64);
+	enum answer a;
+	int status;
+
+	HTRY((fd = raw_connect(path)) < 0);
+	HCHECK(!raw_send(fd, &req, sizeof(req), NULL, 0, 0), "%s: send", what);
+	HTRY(raw_answer(fd, &a, &status));
+	HCHECK(a == ANSWER_REPLY && status == (req.dev_index ? 0 : EINVAL),
+	       "%s: NETLINK of device %u: status %d", what, req.dev_index,
+	       a == ANSWER_REPLY ? status : -1);
+	for (i = 0; i < n && req.dev_index; i++) {
+		struct nlmsghdr *h = (void *)buf;
+		size_t len = rng_range(0, RN_CTL_MSG_MAX + 16), at;
+		struct rn_netlink_hdr last = { 0 };
+		ssize_t got;
+
+		for (at = 0; at < len; at++)
+			buf[at] = (uint8_t)rng_next();
+		if (len >= NLMSG_HDRLEN && rng_below(4)) {
+			/* Often enough, a header that passes the first checks. */
+			h->nlmsg_len = rng_below(8) ? len : rng_next();
+			h->nlmsg_type = RDMA_NL_GET_TYPE(
+				rng_below(8) ? RDMA_NL_NLDEV : rng_below(16),
+				rng_below(RDMA_NLDEV_NUM_OPS + 2));
+			h->nlmsg_flags = NLM_F_REQUEST |
+					 (rng_below(2) ? NLM_F_DUMP : 0) |
+					 (rng_below(2) ? NLM_F_ACK : 0);
+		}
+		if (raw_send(fd, buf, len, NULL, 0, 0))
+			break; /* closed, for an earlier one */
+		if (unread)
+			continue;
+		/* The answer's datagrams, to the last one, or a close. */
+		do {
+			got = recv(fd, buf, sizeof(buf), 0);
+			if (got >= (ssize_t)sizeof(last))
+				memcpy(&last, buf, sizeof(last));
+		} while (got >= (ssize_t)sizeof(last) && !last.last);
+		if (got <= 0)
+			break;
+		HCHECK(got >= (ssize_t)sizeof(last), "%s: a datagram of %zd bytes",
+		       what, got);
+	}
+	close(fd);
+	return 0;
+}
+
 /* Objects made, then the connection dropped: ringnicd frees them. */
 static int abandon(const char *path)
 {
@@ -568,6 +631,9 @@ int attack_control(struct attack_env *env, bool foreign_handles)
 		break;
 	case V_CTL_FLOOD:
 		ret = flood(path);
+		break;
+	case V_CTL_NETLINK:
+		ret = netlink_garbage(path);
 		break;
 	default:
 		ret = abandon(path);

@@ -81,6 +81,7 @@ enum hclass {
 	X(CL_CONTROL, CTL_BAD_MODIFY, "MODIFY_QP breaking the rules")          \
 	X(CL_CONTROL, CTL_RANDOM, "random bytes")                              \
 	X(CL_CONTROL, CTL_FLOOD, "requests without reading answers")           \
+	X(CL_CONTROL, CTL_NETLINK, "RDMA netlink garbage, dumps unread")        \
 	X(CL_CONTROL, CTL_ABANDON, "connection dropped holding objects")       \
 	X(CL_STOLEN, STOLEN_RKEY_WRITE, "WRITE with a stolen rkey")            \
 	X(CL_STOLEN, STOLEN_RKEY_READ, "READ with a stolen rkey")              \

@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# rdma-tool.sh BUILD_DIR: iproute2's rdma tool, unmodified, under
+# ringnic-run, against the two hosts' devices (lib.sh), which both publish
+# in one runtime dir: the shim merges the answers of their ringnicd.
+# rdma_tool_check.py compares what the tool prints (-j) with what the
+# devices publish and what the programs it lists printed: the devices and
+# ports, the QPs, CQs, MRs, PDs, contexts and rdma_cm ids of an
+# ib_write_bw of 100 QPs and an rping across the hosts, their counts, one
+# QP by its number, the port counters, and what a plain user may see.
+set -u
+[ -n "${RN_TRACE:-}" ] && { PS4="+ \$(date +%S.%N | cut -c1-5) "; set -x; }
+. "$(dirname "$0")/lib.sh"
+wire_hosts "$@"
+wire_devices
+here=$(cd "$(dirname "$0")" && pwd)
+out=$RINGNIC_RUNTIME_DIR.rdma
+mkdir -p "$out"
+chmod 777 "$out"
+failed=0
+sys=$RINGNIC_RUNTIME_DIR/sys/class/infiniband
+
+fail() {
+	echo "FAIL $*"
+	failed=$((failed + 1))
+}
+
+# json NAME ARGS...: `rdma -j ARGS` into $out/NAME.json.
+json() {
+	local name=$1
+	shift
+	ringnic-run rdma -j "$@" >"$out/$name.json" 2>"$out/$name.err" ||
+		fail "rdma $*: $(cat "$out/$name.err")"
+}
+
+# ---- the devices and their ports ---------------------------------------
+json dev dev
+json dev1 dev show ringnic1
+json link link
+json link1 link show ringnic1/1
+json sys system
+json stat0 statistic show link ringnic0/1
+json statqp statistic qp show
+# What the device published as its own (guid, counters), for the check.
+{
+	for d in ringnic0 ringnic1; do
+		echo "$d node_guid $(cat "$sys/$d/node_guid")"
+		echo "$d fw_ver $(cat "$sys/$d/fw_ver")"
+	done
+	echo "wa ifindex $(ip -o link show wa | cut -d: -f1)"
+	echo "wb ifindex $(on_b ip -o link show wb | cut -d: -f1)"
+	echo "ringnic0 counters $(ls "$sys/ringnic0/ports/1/hw_counters" | tr '\n' ' ')"
+} >"$out/published.txt"
+python3 "$here/rdma_tool_check.py" devices "$out" ||
+	fail "devices and ports"
+
+# A change is refused, and says so.
+if ringnic-run rdma dev set ringnic0 name other 2>"$out/set.err"; then
+	fail "rdma dev set: succeeded"
+elif ! grep -q "Operation not supported" "$out/set.err"; then
+	fail "rdma dev set: $(cat "$out/set.err")"
+fi
+
+# ---- the resources of programs across the hosts ------------------------
+# ib_write_bw: server on ringnic0 (this host), client on ringnic1, 100
+# QPs each (more than one netlink message holds), until they are killed;
+# their lines as they print them (stdbuf).
+bw=(ib_write_bw -x 0 -p 18801 -q 100 --run_infinitely)
+timeout 60 stdbuf -oL ringnic-run "${bw[@]}" -d ringnic0 >"$out/server.txt" 2>&1 &
+server=$!
+sleep 0.5
+on_b timeout 60 stdbuf -oL ringnic-run "${bw[@]}" -d ringnic1 198.18.0.1 \
+	>"$out/client.txt" 2>&1 &
+client=$!
+# rping through rdma_cm: server on ringnic0, client on ringnic1.
+timeout 60 ringnic-run rping -s -a 198.18.0.1 -p 18802 -C 200000 \
+	>/dev/null 2>&1 &
+rping_server=$!
+sleep 0.5
+on_b timeout 60 ringnic-run rping -c -a 198.18.0.1 -p 18802 -C 200000 \
+	>/dev/null 2>&1 &
+rping_client=$!
+# Both perftests print their QPs once connected, then measure.
+for _ in $(seq 200); do
+	[ "$(grep -c 'remote address' "$out/server.txt")" = 100 ] &&
+		[ "$(grep -c 'remote address' "$out/client.txt")" = 100 ] &&
+		break
+	kill -0 $server $client 2>/dev/null || break
+	sleep 0.1
+done
+sleep 0.5
+{
+	echo "$(pgrep -xf "${bw[*]} -d ringnic0") server"
+	echo "$(pgrep -xf "${bw[*]} -d ringnic1 198.18.0.1") client"
+	echo "$(pgrep -xf "rping -s -a 198.18.0.1 -p 18802 -C 200000") rping_server"
+	echo "$(pgrep -xf "rping -c -a 198.18.0.1 -p 18802 -C 200000") rping_client"
+} >"$out/pids.txt"
+# Stopped where they are, the programs keep their objects and leave the
+# CPU to the tool (their polling would take both cores).
+programs=$(awk '{ print $1 }' "$out/pids.txt")
+kill -STOP $programs
+json res res
+json qp res show qp
+json cq res show cq
+json mr res show mr
+json pd res show pd
+json ctx res show ctx
+json cm_id res show cm_id
+lqpn=$(sed -nE 's/.*local address: .*QPN (0x[0-9a-f]+).*/\1/p' "$out/server.txt" | sort | head -n 1)
+json qp_one res show qp link ringnic0/1 lqpn $((lqpn))
+# A plain user sees the objects, not their keys.
+chmod 755 "$RINGNIC_RUNTIME_DIR"
+setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	ringnic-run rdma -j res show mr >"$out/mr_nobody.json" \
+	2>"$out/mr_nobody.err" ||
+	fail "rdma res show mr as nobody: $(cat "$out/mr_nobody.err")"
+python3 "$here/rdma_tool_check.py" resources "$out" || fail "resources"
+
+# They ran all along: no error ended them.
+kill -CONT $programs
+for p in $server $client $rping_server $rping_client; do
+	kill -0 $p 2>/dev/null ||
+		fail "a program listed had ended: $(tail -n 3 "$out"/*.txt)"
+done
+pkill -f "ib_write_bw -x 0 -p 18801"
+pkill -f "rping -. -a 198.18.0.1 -p 18802"
+wait $server $client $rping_server $rping_client 2>/dev/null
+
+# ---- after them: nothing is left, and the counters are the device's ----
+json res_after res
+sleep 0.3 # the counter files are rewritten within 100 ms
+json stat_after statistic show link ringnic0/1
+for c in sent_pkts rcvd_pkts; do
+	echo "$c $(cat "$sys/ringnic0/ports/1/hw_counters/$c")"
+done >"$out/counters.txt"
+python3 "$here/rdma_tool_check.py" after "$out" || fail "after the programs"
+
+[ $failed -eq 0 ] && echo "rdma tool: all checks passed" ||
+	echo "rdma tool: $failed failed (files in $out)"
+exit $((failed > 0))
