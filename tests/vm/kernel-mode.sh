@@ -436,11 +436,60 @@ cm_no_listener() { # ADDR
 	grep -q "REJECTED, error 8" <<<"$out"
 }
 
+# The kernel's own RDMA netlink answers for ringnic0 (the rdma tool needs
+# nothing of ringnic here): the QPs of both processes of an ib_write_bw,
+# each with its peer, its state and its PSNs (the stub's query_qp asks
+# ringnicd), and their MRs by the RKey perftest printed.  The pair is
+# stopped (SIGSTOP) while the tool looks.
+res_of_pair() {
+	local dir=/tmp/res-pair s c ret=0
+	local bw=(ib_write_bw -d ringnic0 -x $gid -q 4 -p 18599 --run_infinitely)
+	mkdir -p $dir
+	stdbuf -oL "${bw[@]}" >$dir/server.txt 2>&1 &
+	s=$!
+	sleep 0.5
+	stdbuf -oL "${bw[@]}" localhost >$dir/client.txt 2>&1 &
+	c=$!
+	for _ in $(seq 300); do
+		[ "$(grep -c 'remote address' $dir/server.txt)" = 4 ] &&
+			[ "$(grep -c 'remote address' $dir/client.txt)" = 4 ] && break
+		sleep 0.1
+	done
+	kill -STOP $s $c
+	rdma -j res show qp >$dir/qp.json && rdma -j res show mr >$dir/mr.json ||
+		ret=1
+	kill -CONT $s $c
+	kill $s $c
+	wait $s $c 2>/dev/null
+	[ $ret = 0 ] && python3 - $dir $s $c <<'CHECK'
+import json, re, sys
+d, pids = sys.argv[1], {"server": int(sys.argv[2]), "client": int(sys.argv[3])}
+qps, mrs = json.load(open(d + "/qp.json")), json.load(open(d + "/mr.json"))
+bad = 0
+for side, pid in pids.items():
+    text = open(f"{d}/{side}.txt").read()
+    local = re.findall(r"local address: .*QPN (0x[0-9a-f]+).*RKey (0x[0-9a-f]+)", text)
+    remote = re.findall(r"remote address: .*QPN (0x[0-9a-f]+)", text)
+    pairs = {int(l[0], 16): int(r, 16) for l, r in zip(local, remote)}
+    mine = [q for q in qps if q.get("ifname") == "ringnic0" and q.get("pid") == pid]
+    ok = (len(pairs) == 4 and sorted(q["lqpn"] for q in mine) == sorted(pairs) and
+          all(q.get("rqpn") == pairs[q["lqpn"]] and q.get("state") in ("RTR", "RTS")
+              and "sq-psn" in q and "rq-psn" in q for q in mine) and
+          any(int(m.get("rkey", "0"), 16) == int(local[0][1], 16)
+              for m in mrs if m.get("pid") == pid))
+    if not ok:
+        print(f"{side}: printed {pairs}, rdma res: {mine}", file=sys.stderr)
+        bad += 1
+sys.exit(bad)
+CHECK
+}
+
 step "the kernel's rdma_cm (ib_mad, ib_cm, rdma_ucm)" modprobe rdma_ucm
 step "rdma link add" link_add
 step "ringnicd attaches" start_ringnicd
 if [[ " $groups " == *" tools "* ]]; then
 	step "ibv_devinfo -v" devinfo
+	step "rdma res show qp|mr: both processes' QPs, states, PSNs" res_of_pair
 	step "ibv_rc_pingpong" pair pingpong ibv_rc_pingpong -d ringnic0 -g $gid -n 1000
 	step "ibv_rc_pingpong -e" pair pingpong ibv_rc_pingpong -d ringnic0 -g $gid -n 1000 -e
 	for tool in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw; do
