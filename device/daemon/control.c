@@ -188,11 +188,13 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 void rn_control_readable(struct rn_client *client)
 {
 	/* An RDMA netlink answer still going out: nothing is read meanwhile. */
-	if (client->nldev && rn_nldev_pending(client) &&
-	    (!rn_nldev_flush(client) || rn_nldev_pending(client))) {
-		if (!rn_nldev_pending(client))
+	if (client->nldev && rn_nldev_pending(client)) {
+		if (!rn_nldev_flush(client)) {
 			rn_client_destroy(client);
-		return;
+			return;
+		}
+		if (rn_nldev_pending(client))
+			return;
 	}
 	for (;;) {
 		union {

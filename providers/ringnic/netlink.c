@@ -17,6 +17,9 @@
  * setsockopt at SOL_NETLINK, and the sender's address of recvmsg and
  * recvfrom.
  *
+ * A child of fork() shares the socket, and the parent's thread answers
+ * what it sends; once the parent has exited, nothing does.
+ *
  * libibverbs lists devices over RDMA netlink when it can, and must not:
  * it finds ringnic devices in the tree ringnicd publishes.  So a process
  * that has libibverbs loaded is refused the socket, as before.
@@ -56,6 +59,7 @@ struct pump {
 	int devices[MAX_DEVICES]; /* NETLINK connections; -1: gone */
 	int ndevices;
 	bool listed;
+	char answer[RN_NETLINK_DGRAM_MAX]; /* a datagram of a device's answer */
 };
 
 /* One socket of the program. */
@@ -267,7 +271,7 @@ static void send_status(struct pump *p, const struct nlmsghdr *req,
 static int relay(struct pump *p, int *sock, const struct nlmsghdr *req,
 		 bool dump)
 {
-	static __thread char buf[RN_NETLINK_DGRAM_MAX];
+	char *buf = p->answer;
 	struct rn_netlink_hdr hdr;
 	int status = 0;
 	ssize_t n;
@@ -279,7 +283,7 @@ static int relay(struct pump *p, int *sock, const struct nlmsghdr *req,
 		char *at;
 		ssize_t left;
 
-		n = recv(*sock, buf, sizeof(buf), 0);
+		n = recv(*sock, buf, sizeof(p->answer), 0);
 		if (n < (ssize_t)sizeof(hdr))
 			goto gone;
 		memcpy(&hdr, buf, sizeof(hdr));
