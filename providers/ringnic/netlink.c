@@ -59,7 +59,8 @@ struct pump {
 	int devices[MAX_DEVICES]; /* NETLINK connections; -1: gone */
 	int ndevices;
 	bool listed;
-	char answer[RN_NETLINK_DGRAM_MAX]; /* a datagram of a device's answer */
+	/* A datagram of a device's answer: netlink messages, 4-byte aligned. */
+	char answer[RN_NETLINK_DGRAM_MAX] __attribute__((aligned(8)));
 };
 
 /* One socket of the program. */
