@@ -15,10 +15,8 @@
  * GET_EVENT waits for its byte holding neither the mutex nor the channel,
  * as the kernel lets other commands run while GET_EVENT sleeps.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -283,38 +281,22 @@ static bool try_device(const char *dir, const char *file, __u64 netns,
 	return match;
 }
 
-static int is_cm_socket(const struct dirent *d)
-{
-	size_t len = strlen(d->d_name);
-
-	return len > 3 && !strcmp(d->d_name + len - 3, ".cm");
-}
-
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-	return strcmp((*a)->d_name, (*b)->d_name);
-}
-
 /*
- * In RUNTIME_DIR (ringnic-run sets SYSFS_PATH to RUNTIME_DIR/sys), the first
- * NAME.cm in name order whose ringnicd shares our network namespace, else
- * the first that answers; RINGNIC_CM_DEVICE=NAME tries NAME.cm alone.
+ * In the runtime dir, the first NAME.cm in name order whose ringnicd
+ * shares our network namespace, else the first that answers;
+ * RINGNIC_CM_DEVICE=NAME tries NAME.cm alone.
  */
 static void choose_device(struct pick *pick)
 {
-	const char *sysfs = secure_getenv("SYSFS_PATH");
 	const char *only = secure_getenv("RINGNIC_CM_DEVICE");
-	char buf[PATH_MAX], file[NAME_MAX + 1];
-	struct dirent **names;
-	const char *dir;
+	char dir[PATH_MAX], file[NAME_MAX + 1];
 	struct stat ns;
 	__u64 netns = 0;
+	char **names;
 	int i, n;
 
-	if (!sysfs || (size_t)snprintf(buf, sizeof(buf), "%s", sysfs) >=
-			      sizeof(buf))
+	if (!rn_shim_runtime_dir(dir, sizeof(dir)))
 		return;
-	dir = dirname(buf);
 	if (!stat("/proc/self/ns/net", &ns))
 		netns = ns.st_ino;
 
@@ -324,11 +306,11 @@ static void choose_device(struct pick *pick)
 			try_device(dir, file, netns, pick);
 		return;
 	}
-	n = scandir(dir, &names, is_cm_socket, by_name);
+	n = rn_shim_scan(dir, ".cm", &names);
 	if (n < 0)
 		return;
 	for (i = 0; i < n; i++)
-		if (try_device(dir, names[i]->d_name, netns, pick))
+		if (try_device(dir, names[i], netns, pick))
 			break;
 	while (n--)
 		free(names[n]);

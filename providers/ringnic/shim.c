@@ -18,13 +18,18 @@
  *   context's async event fd: the one the provider's import_context
  *   offered just before.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -49,6 +54,59 @@ void *rn_shim_next(void *_Atomic *cache, const char *name)
 		atomic_store_explicit(cache, fn, memory_order_relaxed);
 	}
 	return fn;
+}
+
+bool rn_shim_runtime_dir(char *buf, size_t len)
+{
+	const char *sysfs = secure_getenv("SYSFS_PATH");
+	char copy[PATH_MAX];
+
+	if (!sysfs || (size_t)snprintf(copy, sizeof(copy), "%s", sysfs) >=
+			      sizeof(copy))
+		return false;
+	return (size_t)snprintf(buf, len, "%s", dirname(copy)) < len;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int rn_shim_scan(const char *dir, const char *suffix, char ***names)
+{
+	size_t slen = strlen(suffix), len;
+	char **list = NULL, **grown;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0, saved;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		len = strlen(e->d_name);
+		if (len <= slen || strcmp(e->d_name + len - slen, suffix))
+			continue;
+		grown = realloc(list, (n + 1) * sizeof(*list));
+		if (!grown || !(grown[n] = strdup(e->d_name))) {
+			list = grown ? grown : list;
+			goto fail;
+		}
+		list = grown;
+		n++;
+	}
+	closedir(d);
+	qsort(list, n, sizeof(*list), by_name);
+	*names = list;
+	return n;
+
+fail:
+	saved = ENOMEM;
+	closedir(d);
+	while (n--)
+		free(list[n]);
+	free(list);
+	errno = saved;
+	return -1;
 }
 
 /*

@@ -7,6 +7,7 @@
 #define RINGNIC_SHIM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * libc's definition of a function we interpose, looked up at first use
@@ -14,6 +15,20 @@
  * any of ours would run.
  */
 void *rn_shim_next(void *_Atomic *cache, const char *name);
+
+/*
+ * ringnic-run's runtime dir, where each ringnicd has its sockets, in buf:
+ * ringnic-run sets SYSFS_PATH to RUNTIME_DIR/sys.  False when the program
+ * runs without ringnic-run.
+ */
+bool rn_shim_runtime_dir(char *buf, size_t len);
+
+/*
+ * The names in dir that end with suffix (a device's NAME.sock, NAME.cm),
+ * in name order: *names holds the array and each name, all the caller's
+ * to free.  Their count, or -1 with errno.
+ */
+int rn_shim_scan(const char *dir, const char *suffix, char ***names);
 
 /* Whether fd is the command fd of a context of a ringnic device. */
 bool rn_shim_cmd_fd(int fd);
