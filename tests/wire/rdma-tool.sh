@@ -54,6 +54,10 @@ json statqp statistic qp show
 python3 "$here/rdma_tool_check.py" devices "$out" ||
 	fail "devices and ports"
 
+# The socket itself, where the tool would not see a difference.
+ringnic-run python3 "$here/netlink_socket_check.py" 2 ||
+	fail "the netlink socket"
+
 # A change is refused, and says so.
 if ringnic-run rdma dev set ringnic0 name other 2>"$out/set.err"; then
 	fail "rdma dev set: succeeded"

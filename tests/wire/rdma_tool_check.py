@@ -179,6 +179,8 @@ def resources(d):
             check(r.get(kind) == n, f"rdma res: {dev} {kind} {r.get(kind)},"
                   f" listed {n}")
 
+    check(mrs and all({"rkey", "lkey"} <= set(m) and "iova" not in m
+                      for m in mrs), f"root's MRs: keys, no address: {mrs}")
     nobody = load(d, "mr_nobody")
     check(len(nobody) == len(mrs) and
           not any({"rkey", "lkey", "iova"} & set(m) for m in nobody) and
