@@ -529,14 +529,15 @@ struct rn_capture_rec {
  * answer RDMA netlink (RDMA_NL_NLDEV) about this device as the kernel
  * answers on a NETLINK_RDMA socket.  After the answer to NETLINK, each
  * datagram the client sends is one netlink request of at most
- * RN_CTL_MSG_MAX bytes (nlmsghdr, then attributes); ringnicd answers it
- * with datagrams of at most RN_NETLINK_DGRAM_MAX bytes, each a struct
- * rn_netlink_hdr and then whole netlink messages as the kernel would
- * send them, each at most RN_NETLINK_MSG_MAX bytes: the replies, then
- * NLMSG_DONE for a dump, an NLMSG_ERROR for an error or an asked-for ack.  Requests wait while an answer is being
- * sent.  What the caller may see is the kernel's rule: root and
- * ringnicd's own user everything; any other user no keys or addresses of
- * memory.
+ * RN_CTL_MSG_MAX bytes (nlmsghdr, then attributes), and nothing else: a
+ * datagram that is not one message ends the connection.  ringnicd answers
+ * it with datagrams of at most RN_NETLINK_DGRAM_MAX bytes, each a struct
+ * rn_netlink_hdr and then whole netlink messages as the kernel would send
+ * them, each at most RN_NETLINK_MSG_MAX bytes: the replies, then
+ * NLMSG_DONE for a dump, an NLMSG_ERROR for an error or an asked-for ack.
+ * Requests wait while an answer is being sent.  What the caller may see
+ * is the kernel's rule: root and ringnicd's own user the keys of memory,
+ * any other user none.
  */
 struct rn_ctl_netlink_req {
 	struct rn_ctl_req_hdr hdr;

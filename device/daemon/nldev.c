@@ -10,7 +10,7 @@
  * Answered: the device (GET), its port (PORT_GET), the resource summary
  * (RES_GET), QPs, CQs, MRs, PDs, contexts, SRQs and rdma_cm ids
  * (RES_*_GET, one or all), the port's hw counters (STAT_GET), the
- * statistic mode of QP counters (none bound: manual mode, no counters),
+ * statistic mode of QP counters (none: no counter objects are offered),
  * and the system's settings (SYS_GET).  Changes (SET, NEWLINK, DELLINK,
  * STAT_SET, STAT_DEL, SYS_SET) are not offered: EOPNOTSUPP, or EPERM for a
  * caller the kernel would refuse them to.
@@ -52,6 +52,7 @@ struct rn_nldev {
 	bool privileged; /* root or ringnicd's user: keys and addresses too */
 	/* The answer being sent: datagrams in order, head first. */
 	struct dgram *head, *tail;
+	bool waiting_out; /* its socket is watched for EPOLLOUT */
 };
 
 /* What one request is answered with. */
@@ -124,9 +125,20 @@ static int put_u64(struct nl_msg *msg, int type, uint64_t v)
 	return nla_put_u64(msg, type, v);
 }
 
+/*
+ * Nests as the kernel's nldev.c makes them: libnl marks each NLA_F_NESTED,
+ * the kernel only the tables of counters (nla_nest_start); the others
+ * (nla_nest_start_noflag) end with nest_end, which takes the mark off.
+ */
 static struct nlattr *nest(struct nl_msg *msg, int type)
 {
-	return nla_nest_start(msg, type | NLA_F_NESTED);
+	return nla_nest_start(msg, type);
+}
+
+static void nest_end(struct nl_msg *msg, struct nlattr *n)
+{
+	nla_nest_end(msg, n);
+	n->nla_type &= ~NLA_F_NESTED;
 }
 
 /* The handle that every answer about the device starts with. */
@@ -163,8 +175,8 @@ static int fill_port(struct answer *a)
 	struct nl_msg *m = a->msg;
 	struct rn_port *port = &a->dev->port;
 
+	/* A RoCE port: no capability flags, subnet or LIDs (IB's). */
 	if (put_handle(a) || nla_put_u32(m, RDMA_NLDEV_ATTR_PORT_INDEX, 1) ||
-	    put_u64(m, RDMA_NLDEV_ATTR_CAP_FLAGS, 0) ||
 	    nla_put_u8(m, RDMA_NLDEV_ATTR_PORT_STATE, rn_port_state(a->dev)) ||
 	    nla_put_u8(m, RDMA_NLDEV_ATTR_PORT_PHYS_STATE,
 		       port->link_up ? 5 /* LinkUp */ : 3 /* Disabled */))
@@ -198,9 +210,10 @@ static struct rn_client *next_context(struct rn_device *dev,
 #define for_each_context(c, dev)                                             \
 	for (c = next_context(dev, NULL); c; c = next_context(dev, c))
 
+/* The owner's process, unless it is gone (0), as the kernel leaves it. */
 static int put_pid(struct nl_msg *m, pid_t pid)
 {
-	return nla_put_u32(m, RDMA_NLDEV_ATTR_RES_PID, (uint32_t)pid);
+	return pid ? nla_put_u32(m, RDMA_NLDEV_ATTR_RES_PID, (uint32_t)pid) : 0;
 }
 
 static int fill_qp(struct answer *a, const void *obj)
@@ -254,10 +267,10 @@ static int fill_mr(struct answer *a, const void *obj)
 	const struct rn_mr *mr = obj;
 	struct nl_msg *m = a->msg;
 
+	/* Keys to the privileged; the address to nobody, as the kernel. */
 	if (a->nl->privileged &&
 	    (nla_put_u32(m, RDMA_NLDEV_ATTR_RES_RKEY, mr->key) ||
-	     nla_put_u32(m, RDMA_NLDEV_ATTR_RES_LKEY, mr->key) ||
-	     put_u64(m, RDMA_NLDEV_ATTR_RES_IOVA, mr->iova)))
+	     nla_put_u32(m, RDMA_NLDEV_ATTR_RES_LKEY, mr->key)))
 		return -NLE_NOMEM;
 	if (put_u64(m, RDMA_NLDEV_ATTR_RES_MRLEN, mr->length) ||
 	    nla_put_u32(m, RDMA_NLDEV_ATTR_RES_MRN, mr->key >> 8) ||
@@ -272,8 +285,12 @@ static int fill_pd(struct answer *a, const void *obj)
 	const struct rn_pd *pd = obj;
 	struct nl_msg *m = a->msg;
 
-	/* The PD's users, and the PD's own reference, as the kernel counts. */
-	if (put_u64(m, RDMA_NLDEV_ATTR_RES_USECNT, pd->refs + 1) ||
+	/* No lkey reaches all memory: the local DMA lkey is 0. */
+	if (a->nl->privileged &&
+	    nla_put_u32(m, RDMA_NLDEV_ATTR_RES_LOCAL_DMA_LKEY, 0))
+		return -NLE_NOMEM;
+	/* The objects made on the PD. */
+	if (put_u64(m, RDMA_NLDEV_ATTR_RES_USECNT, pd->refs) ||
 	    nla_put_u32(m, RDMA_NLDEV_ATTR_RES_PDN, pd->pdn) ||
 	    nla_put_u32(m, RDMA_NLDEV_ATTR_RES_CTXN, pd->client->ctxn) ||
 	    put_pid(m, pd->client->pid))
@@ -351,8 +368,8 @@ static int fill_cm_id(struct answer *a, const void *obj)
 		return SKIP;
 	if ((port && nla_put_u32(m, RDMA_NLDEV_ATTR_PORT_INDEX, port)) ||
 	    (id->local_qpn &&
-	     nla_put_u32(m, RDMA_NLDEV_ATTR_RES_LQPN, id->local_qpn)) ||
-	    nla_put_u8(m, RDMA_NLDEV_ATTR_RES_TYPE, id->qp_type) ||
+	     (nla_put_u32(m, RDMA_NLDEV_ATTR_RES_LQPN, id->local_qpn) ||
+	      nla_put_u8(m, RDMA_NLDEV_ATTR_RES_TYPE, id->qp_type))) ||
 	    nla_put_u32(m, RDMA_NLDEV_ATTR_RES_PS, id->ps) ||
 	    nla_put_u8(m, RDMA_NLDEV_ATTR_RES_STATE, cm_state(id->state)) ||
 	    put_address(m, RDMA_NLDEV_ATTR_RES_SRC_ADDR, &id->src) ||
@@ -529,9 +546,9 @@ static int fill_summary(struct answer *a)
 				   kinds[i].name) ||
 		    put_u64(a->msg, RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_CURR, n))
 			return -NLE_NOMEM;
-		nla_nest_end(a->msg, entry);
+		nest_end(a->msg, entry);
 	}
-	nla_nest_end(a->msg, table);
+	nest_end(a->msg, table);
 	return 0;
 }
 
@@ -564,7 +581,7 @@ static int dump_res(struct answer *a, const struct res_kind *k)
 			nla_nest_cancel(a->msg, entry);
 		if (ret == 0 || ret == SKIP) {
 			if (!ret) {
-				nla_nest_end(a->msg, entry);
+				nest_end(a->msg, entry);
 				entries++;
 			}
 			obj = k->next(a->dev, &cursor);
@@ -573,7 +590,7 @@ static int dump_res(struct answer *a, const struct res_kind *k)
 		/* The message is full: it goes, and the object to the next. */
 		if (!entries) /* larger than a message: cannot be */
 			return -ENOBUFS;
-		nla_nest_end(a->msg, table);
+		nest_end(a->msg, table);
 		ret = emit(a);
 		if (ret)
 			return ret;
@@ -582,7 +599,7 @@ static int dump_res(struct answer *a, const struct res_kind *k)
 		nlmsg_free(a->msg);
 		a->msg = NULL;
 	} else if (a->msg) {
-		nla_nest_end(a->msg, table);
+		nest_end(a->msg, table);
 		return emit(a);
 	}
 	return 0;
@@ -631,7 +648,7 @@ static int fill_hwcounters(struct answer *a)
 		    put_u64(a->msg, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE,
 			    a->dev->port.counters[c]))
 			return -NLE_NOMEM;
-		nla_nest_end(a->msg, entry);
+		nest_end(a->msg, entry);
 	}
 	nla_nest_end(a->msg, table);
 	return 0;
@@ -784,7 +801,8 @@ static int request(struct rn_client *client, const struct nlmsghdr *req)
 {
 	struct answer a = { .nl = client->nldev, .dev = client->dev, .req = req };
 	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = { 0 };
-	bool dump = (req->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
+	/* Either bit asks for a dump, as the kernel reads it. */
+	bool dump = req->nlmsg_flags & NLM_F_DUMP;
 	int ret;
 
 	/* Only requests are answered, and control messages not at all. */
@@ -841,12 +859,15 @@ void rn_nldev_stop(struct rn_client *client)
 	client->nldev = NULL;
 }
 
-/* Which events of its socket the connection waits for. */
-static void watch_for(struct rn_client *client, uint32_t events)
+/* Whether the connection waits for its socket to drain, or for requests. */
+static void wait_out(struct rn_client *client, bool out)
 {
-	struct epoll_event ev = { .events = events,
+	struct epoll_event ev = { .events = out ? EPOLLOUT : EPOLLIN,
 				  .data.ptr = &client->watch };
 
+	if (client->nldev->waiting_out == out)
+		return;
+	client->nldev->waiting_out = out;
 	epoll_ctl(client->dev->epoll_fd, EPOLL_CTL_MOD, client->fd, &ev);
 }
 
@@ -861,7 +882,7 @@ bool rn_nldev_flush(struct rn_client *client)
 	while ((d = nl->head)) {
 		n = send(client->fd, d->buf, d->len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			watch_for(client, EPOLLOUT);
+			wait_out(client, true);
 			return true;
 		}
 		if (n != (ssize_t)d->len)
@@ -870,7 +891,7 @@ bool rn_nldev_flush(struct rn_client *client)
 		free(d);
 	}
 	nl->tail = NULL;
-	watch_for(client, EPOLLIN);
+	wait_out(client, false);
 	return true;
 }
 
@@ -884,15 +905,14 @@ bool rn_nldev_request(struct rn_client *client, const void *buf, size_t len)
 	const struct nlmsghdr *req = buf;
 	struct rn_netlink_hdr last = { .last = 1 };
 	struct rn_nldev *nl = client->nldev;
-	int rest = (int)len;
 
-	/* Each message of the datagram in turn, as netlink_rcv_skb reads. */
-	while (nlmsg_ok(req, rest)) {
-		if (request(client, req)) {
-			drop_answer(nl);
-			return false;
-		}
-		req = nlmsg_next((struct nlmsghdr *)req, &rest);
+	/* One message, the whole datagram (the shim splits the program's). */
+	if (len < NLMSG_HDRLEN || req->nlmsg_len < NLMSG_HDRLEN ||
+	    NLMSG_ALIGN(req->nlmsg_len) != NLMSG_ALIGN(len))
+		return false;
+	if (request(client, req)) {
+		drop_answer(nl);
+		return false;
 	}
 	/* Nothing to say (no ack asked): an empty last datagram says so. */
 	if (!nl->tail) {
