@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kernel-abi/ringnic-ctl.h"
+#include "tools/device.h"
 
 #define SNAPLEN_MAX 65535u
 
@@ -49,72 +49,23 @@ static void usage(FILE *f)
 		"  -U         write each packet out as it comes (with -w)\n");
 }
 
-/* The same default as ringnicd's --runtime-dir. */
-static const char *default_runtime_dir(char *buf, size_t len)
-{
-	const char *env = getenv("RINGNIC_RUNTIME_DIR");
-
-	if (env && *env)
-		return env;
-	if (geteuid() == 0)
-		return "/run/ringnic";
-	env = getenv("XDG_RUNTIME_DIR");
-	if (env && *env)
-		snprintf(buf, len, "%s/ringnic", env);
-	else
-		snprintf(buf, len, "/tmp/ringnic-%u", (unsigned)geteuid());
-	return buf;
-}
-
-static int parse_u32(const char *s, uint32_t max, uint32_t *v)
-{
-	char *end;
-	unsigned long long n;
-
-	errno = 0;
-	n = strtoull(s, &end, 0);
-	if (errno || end == s || *end || n > max || *s == '-')
-		return -1;
-	*v = (uint32_t)n;
-	return 0;
-}
-
 /* Connect to DEVICE's control socket and start the capture; -1 on error. */
 static int start_capture(const char *dir, const char *device, uint32_t qpn,
 			 uint32_t pid, uint32_t snaplen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct rn_ctl_capture_req req = {
 		.hdr = { RN_CTL_CAPTURE, sizeof(req) },
 		.qpn = qpn,
 		.snaplen = snaplen,
 		.pid = pid,
 	};
-	struct rn_ctl_resp_hdr resp;
-	int fd, n;
+	int fd, status;
 
-	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s.sock", dir,
-		     device) >= (int)sizeof(sa.sun_path)) {
-		fprintf(stderr, "ringnic-dump: %s/%s.sock: name too long\n",
-			dir, device);
-		return -1;
-	}
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		fprintf(stderr, "ringnic-dump: %s: %s (is ringnicd running with --runtime-dir %s?)\n",
-			sa.sun_path, strerror(errno), dir);
-		return -1;
-	}
-	if (send(fd, &req, sizeof(req), MSG_NOSIGNAL) != sizeof(req) ||
-	    (n = recv(fd, &resp, sizeof(resp), 0)) != sizeof(resp)) {
-		fprintf(stderr, "ringnic-dump: %s: no answer from ringnicd\n",
-			device);
-		close(fd);
-		return -1;
-	}
-	if (resp.status) {
+	fd = rn_tool_ask("ringnic-dump", dir, device, &req, sizeof(req),
+			 &status);
+	if (fd >= 0 && status) {
 		fprintf(stderr, "ringnic-dump: %s: capture refused: %s\n",
-			device, strerror(resp.status));
+			device, strerror(status));
 		close(fd);
 		return -1;
 	}
@@ -178,26 +129,26 @@ int main(int argc, char **argv)
 		case 'w': file = optarg; break;
 		case 'U': unbuffered = true; break;
 		case 'c':
-			if (parse_u32(optarg, UINT32_MAX, &count) || !count) {
+			if (rn_tool_parse_u32(optarg, UINT32_MAX, &count) || !count) {
 				fprintf(stderr, "ringnic-dump: bad count %s\n", optarg);
 				return 2;
 			}
 			break;
 		case 's':
-			if (parse_u32(optarg, SNAPLEN_MAX, &snaplen)) {
+			if (rn_tool_parse_u32(optarg, SNAPLEN_MAX, &snaplen)) {
 				fprintf(stderr, "ringnic-dump: bad snap length %s (0 to %u)\n",
 					optarg, SNAPLEN_MAX);
 				return 2;
 			}
 			break;
 		case 'q':
-			if (parse_u32(optarg, 0xffffff, &qpn)) {
+			if (rn_tool_parse_u32(optarg, 0xffffff, &qpn)) {
 				fprintf(stderr, "ringnic-dump: bad QPN %s\n", optarg);
 				return 2;
 			}
 			break;
 		case 'p':
-			if (parse_u32(optarg, INT32_MAX, &pid) || !pid) {
+			if (rn_tool_parse_u32(optarg, INT32_MAX, &pid) || !pid) {
 				fprintf(stderr, "ringnic-dump: bad PID %s\n", optarg);
 				return 2;
 			}
@@ -215,7 +166,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!dir)
-		dir = default_runtime_dir(dirbuf, sizeof(dirbuf));
+		dir = rn_tool_runtime_dir(dirbuf, sizeof(dirbuf));
 	if (!snaplen)
 		snaplen = SNAPLEN_MAX;
 	buf = malloc(sizeof(struct rn_capture_rec) + SNAPLEN_MAX);
