@@ -16,6 +16,10 @@
  * OOS_REQ at the responder, RCVD_SEQ and IMPLIED_NAK at the requester
  * (recovered the same way); rejected by the target, NAK_INV_REQ,
  * NAK_ACCESS and NAK_OP (NAK_SENT at the target: reported, never retried).
+ * Faults a rule injected (RN_CTL_FAULTS) are counted where they are made,
+ * by kind, apart from these; their effects at the peer (a duplicate, an
+ * ICRC error, a NAK received) are counted as real ones, since the peer
+ * cannot tell them apart.
  */
 enum rn_counter {
 	RN_CNT_OUT_OF_BUFFER, /* a message found no receive WQE, and was dropped */
@@ -49,6 +53,16 @@ enum rn_counter {
 	RN_CNT_ECN_MARKED, /* requests that arrived with ECN CE */
 	RN_CNT_CNP_SENT, /* CNPs sent for them */
 	RN_CNT_DUP_RESP, /* responses older than what was acknowledged, dropped */
+	/* injected, in the order of enum rn_fault_kind (RN_FAULT_DROP first) */
+	RN_CNT_INJ_DROP,
+	RN_CNT_INJ_DUPLICATE,
+	RN_CNT_INJ_DELAY,
+	RN_CNT_INJ_REORDER,
+	RN_CNT_INJ_CORRUPT_ICRC,
+	RN_CNT_INJ_MARK_CE,
+	RN_CNT_INJ_RNR,
+	RN_CNT_INJ_NAK,
+	RN_CNT_INJ_WR_ERROR,
 	RN_CNT_MAX
 };
 
@@ -89,6 +103,15 @@ enum rn_counter {
 	[RN_CNT_REQ_COMPLETED] = "req_completed",                             \
 	[RN_CNT_NAK_OP] = "req_remote_operation_errors",                      \
 	[RN_CNT_NAK_SENT] = "resp_naks_sent",                                 \
+	[RN_CNT_INJ_DROP] = "injected_drops",                                 \
+	[RN_CNT_INJ_DUPLICATE] = "injected_duplicates",                       \
+	[RN_CNT_INJ_DELAY] = "injected_delays",                               \
+	[RN_CNT_INJ_REORDER] = "injected_reorders",                           \
+	[RN_CNT_INJ_CORRUPT_ICRC] = "injected_icrc_errors",                   \
+	[RN_CNT_INJ_MARK_CE] = "injected_ce_marks",                           \
+	[RN_CNT_INJ_RNR] = "injected_rnr_naks",                               \
+	[RN_CNT_INJ_NAK] = "injected_naks",                                   \
+	[RN_CNT_INJ_WR_ERROR] = "injected_wr_errors",                         \
 }
 
 #endif

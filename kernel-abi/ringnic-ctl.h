@@ -47,7 +47,8 @@ enum rn_ctl_op {
 	RN_CTL_QUERY_MR,
 	RN_CTL_CAPTURE,
 	RN_CTL_NETLINK,
-	RN_CTL_OP_MAX = RN_CTL_NETLINK,
+	RN_CTL_FAULTS,
+	RN_CTL_OP_MAX = RN_CTL_FAULTS,
 };
 
 /* The largest message either side sends; receivers size their buffer by it. */
@@ -557,6 +558,52 @@ struct rn_netlink_hdr {
 	__u32 reserved;
 };
 
+/* ---- FAULTS: fault injection for one QP ------------------------------ */
+
+/*
+ * The rules replace those the QP had (none: it has none left).  On a
+ * context's connection, for a QP of that context (ringnicdv_set_qp_faults);
+ * as the first message of a connection (ringnic-fault(1)), for a QP of a
+ * process of the caller's user, or of anyone's for root and ringnicd's
+ * own user: that connection takes nothing more.  The kinds and their
+ * values are ringnicdv.h's (enum ringnicdv_fault_kind), which documents
+ * them; a rule's events are counted from the moment it is set.
+ */
+#define RN_FAULTS_MAX 8
+
+enum rn_fault_kind {
+	/* Packets the QP sends: requests, ACKs, READ responses. */
+	RN_FAULT_DROP = 1,
+	RN_FAULT_DUPLICATE,
+	RN_FAULT_DELAY, /* value: microseconds */
+	RN_FAULT_REORDER,
+	RN_FAULT_CORRUPT_ICRC,
+	RN_FAULT_MARK_CE,
+	/* Requests the QP receives. */
+	RN_FAULT_RNR,
+	RN_FAULT_NAK, /* value: the AETH NAK code (enum rn_pkt_nak) */
+	/* Send WRs of the QP. */
+	RN_FAULT_WR_ERROR, /* value: an enum ibv_wc_status but SUCCESS */
+	RN_FAULT_KIND_MAX = RN_FAULT_WR_ERROR,
+};
+
+struct rn_fault_rule {
+	__u32 kind; /* enum rn_fault_kind */
+	__u32 nth; /* the rule's nth event (1: the first); 0: by share */
+	__u32 share; /* with nth 0: each event with this chance in 10^6 */
+	__u32 count; /* hits at most; 0: no limit */
+	__u32 value;
+	__u32 reserved;
+};
+
+struct rn_ctl_faults_req {
+	struct rn_ctl_req_hdr hdr;
+	__u32 qpn;
+	__u32 nrules;
+	__u64 seed; /* of the rules' chances */
+	struct rn_fault_rule rules[RN_FAULTS_MAX];
+};
+
 _Static_assert(sizeof(struct rn_device_attr) == 144, "device attr layout");
 _Static_assert(sizeof(struct rn_ah_attr) == 32, "ah attr layout");
 _Static_assert(sizeof(struct rn_qp_attr) == 104, "qp attr layout");
@@ -568,6 +615,7 @@ _Static_assert(sizeof(struct rn_ctl_create_srq_resp) == 40, "create srq resp lay
 _Static_assert(sizeof(struct rn_ctl_rereg_mr_req) == 48, "rereg mr req layout");
 _Static_assert(sizeof(struct rn_ctl_query_mr_resp) == 40, "query mr resp layout");
 _Static_assert(sizeof(struct rn_capture_rec) == 24, "capture record layout");
+_Static_assert(sizeof(struct rn_ctl_faults_req) == 216, "faults req layout");
 _Static_assert(sizeof(struct rn_ctl_modify_qp_req) <= RN_CTL_MSG_MAX, "msg max");
 _Static_assert(sizeof(struct rn_ctl_open_resp) <= RN_CTL_MSG_MAX, "msg max");
 
@@ -609,6 +657,8 @@ static inline __u32 rn_ctl_req_size(__u32 op)
 		return sizeof(struct rn_ctl_capture_req);
 	case RN_CTL_NETLINK:
 		return sizeof(struct rn_ctl_netlink_req);
+	case RN_CTL_FAULTS:
+		return sizeof(struct rn_ctl_faults_req);
 	case RN_CTL_DEALLOC_PD:
 	case RN_CTL_DEREG_MR:
 	case RN_CTL_DESTROY_CQ:

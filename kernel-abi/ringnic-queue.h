@@ -187,9 +187,12 @@ struct rn_qp_ctrl {
 	__u32 duplicate_requests; /* duplicate_request (responder) */
 	__u32 out_of_seq_requests; /* out_of_seq_request (responder) */
 	__u32 naks_sent; /* resp_naks_sent and send_rnr_err (responder) */
+	/* written by the device: faults injected (RN_CTL_FAULTS), apart */
+	__u32 injected_faults;
+	__u8 pad2[60];
 };
 
-_Static_assert(sizeof(struct rn_qp_ctrl) == 192, "qp ctrl layout");
+_Static_assert(sizeof(struct rn_qp_ctrl) == 256, "qp ctrl layout");
 _Static_assert(__builtin_offsetof(struct rn_qp_ctrl, sq_cons) == 64, "qp ctrl lines");
 
 /* ----------------------------------------------------------------- CQ --- */

@@ -267,6 +267,8 @@ struct rn_qp {
 	 * timeout of 0, which never expires.
 	 */
 	struct rn_timer wait_timer;
+	/* The engine's: its fault rules (engine/fault.c); NULL: none. */
+	struct rn_fault_plan *faults;
 
 	bool comm_est; /* IBV_EVENT_COMM_EST sent for this connection */
 	bool sqd_notify; /* in SQD: IBV_EVENT_SQ_DRAINED once nothing is in flight */

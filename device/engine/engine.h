@@ -70,6 +70,7 @@ struct rn_engine {
 	struct rn_batch *batch; /* the local path's run of WRITEs (local/) */
 	struct rn_wire *wire; /* the wire's state (wire/) */
 	struct rn_list captures; /* packet captures running (capture.c) */
+	uint32_t faulty_qps; /* QPs with fault rules (fault.c): 0, no test */
 };
 
 /* engine.c */

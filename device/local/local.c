@@ -19,7 +19,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "engine/fault.h"
 #include "local/local.h"
+#include "wire/packet.h"
 
 static bool reliable(const struct rn_qp *qp)
 {
@@ -69,13 +71,16 @@ enum outcome {
 	DONE,
 	WAIT_ACK, /* nobody answered: retry after the ACK timeout */
 	WAIT_RNR, /* receiver not ready: retry after its RNR timer */
+	/* injected faults (fault.c) */
+	WAIT_SEQ, /* a sequence error NAK: retry now */
+	WAIT_LATE, /* the request or its answer is late: try again then */
 };
 
 struct result {
 	enum outcome outcome;
 	enum ibv_wc_status status;
 	uint32_t byte_len;
-	uint64_t rnr_ns;
+	uint64_t wait_ns; /* WAIT_RNR, WAIT_LATE */
 };
 
 static struct result done(enum ibv_wc_status status, uint64_t byte_len)
@@ -99,25 +104,39 @@ static struct result receiver_not_ready(struct rn_qp *qp, struct rn_qp *dst,
 	if (!reliable(qp))
 		return done(IBV_WC_SUCCESS, len);
 	return (struct result){ .outcome = WAIT_RNR,
-				.rnr_ns = rn_rnr_timer_ns(dst->attr.min_rnr_timer) };
+				.wait_ns = rn_rnr_timer_ns(dst->attr.min_rnr_timer) };
 }
 
 /*
- * The responder refused the request: on a reliable QP the requester gets
+ * The responder refuses the request with a NAK (injected: by a fault rule,
+ * counted apart at the responder): on a reliable QP the requester gets
  * the NAK's status and the responder fails with the async event given
  * (0: none); on UC the message is dropped and the requester succeeds.
  */
-static struct result refused(struct rn_qp *qp, struct rn_qp *dst,
-			     enum ibv_wc_status status,
-			     enum ibv_event_type event, uint64_t len)
+static struct result nak(struct rn_qp *qp, struct rn_qp *dst,
+			 enum ibv_wc_status status, enum ibv_event_type event,
+			 uint64_t len, bool injected)
 {
 	if (!reliable(qp))
 		return done(IBV_WC_SUCCESS, len);
+	/* Counted as the wire counts the NAK, at both ends. */
+	if (!injected)
+		rn_count_qp(dst, RN_CNT_NAK_SENT);
+	rn_count_qp(qp, status == IBV_WC_REM_INV_REQ_ERR ? RN_CNT_NAK_INV_REQ :
+			status == IBV_WC_REM_ACCESS_ERR	 ? RN_CNT_NAK_ACCESS :
+							   RN_CNT_NAK_OP);
 	if (event)
 		rn_qp_fatal(dst, event);
 	else
 		rn_qp_to_error(dst);
 	return done(status, 0);
+}
+
+static struct result refused(struct rn_qp *qp, struct rn_qp *dst,
+			     enum ibv_wc_status status,
+			     enum ibv_event_type event, uint64_t len)
+{
+	return nak(qp, dst, status, event, len, false);
 }
 
 static enum rn_dma_status move_out(struct rn_device *dev, const struct rn_wqe *w,
@@ -431,6 +450,97 @@ static struct result execute(struct rn_qp *qp, const struct rn_wqe *w)
 	}
 }
 
+/* The completion status of a NAK class the responder refuses with. */
+static enum ibv_wc_status nak_status(uint32_t nak, enum ibv_event_type *event)
+{
+	switch (nak) {
+	case RN_PKT_NAK_INV_REQ:
+		*event = IBV_EVENT_QP_REQ_ERR;
+		return IBV_WC_REM_INV_REQ_ERR;
+	case RN_PKT_NAK_REM_ACCESS:
+		*event = IBV_EVENT_QP_ACCESS_ERR;
+		return IBV_WC_REM_ACCESS_ERR;
+	default:
+		*event = IBV_EVENT_QP_FATAL;
+		return IBV_WC_REM_OP_ERR;
+	}
+}
+
+/* What comes later than the ACK timeout is lost to the requester. */
+static struct rn_local_fault_result
+later_than_timeout(const struct rn_qp *qp, struct rn_local_fault_result f)
+{
+	if (f.what == RN_LOCAL_FAULT_LATE &&
+	    f.ns >= rn_ack_timeout_ns(qp->attr.timeout))
+		f.what = RN_LOCAL_FAULT_LOST;
+	return f;
+}
+
+/*
+ * execute() where some QP has fault rules: the try meets what its packets
+ * and its answers would have met (fault.c).  An answer lost or late after
+ * the responder executed leaves the outcome for the next try, which the
+ * responder sees as a duplicate, so that nothing executes twice.
+ */
+static struct result execute_faulty(struct rn_qp *qp, const struct rn_wqe *w)
+{
+	struct rn_local_qp *l = qp->local;
+	struct rn_local_fault_result f;
+	enum ibv_event_type event;
+	enum ibv_wc_status st;
+	struct result res;
+	struct rn_qp *dst;
+
+	if (qp->qp_type == IBV_QPT_UD || w->opcode == RN_OP_LOCAL_INV ||
+	    w->opcode == RN_OP_BIND_MW || !op_allowed(qp, w->opcode))
+		return execute(qp, w);
+	dst = rn_local_peer(qp);
+	if (l->late) {
+		l->late = false;
+		if (l->late_duplicate && dst)
+			rn_count_qp(dst, RN_CNT_DUP_REQ);
+		return done(l->late_status, l->late_len);
+	}
+	f = later_than_timeout(qp, rn_local_request_faults(qp, dst, w));
+	switch (f.what) {
+	case RN_LOCAL_FAULT_NONE:
+		break;
+	case RN_LOCAL_FAULT_LOST:
+		return unanswered(qp, 0);
+	case RN_LOCAL_FAULT_SEQ:
+		/* UC: the message lost a packet and is dropped there. */
+		return reliable(qp) ? (struct result){ .outcome = WAIT_SEQ } :
+				      done(IBV_WC_SUCCESS, 0);
+	case RN_LOCAL_FAULT_LATE:
+		return (struct result){ .outcome = WAIT_LATE, .wait_ns = f.ns };
+	case RN_LOCAL_FAULT_RNR:
+		return receiver_not_ready(qp, dst, 0);
+	case RN_LOCAL_FAULT_NAK:
+		st = nak_status(f.nak, &event);
+		return nak(qp, dst, st, event, 0, true);
+	}
+	res = execute(qp, w);
+	if (res.outcome != DONE || res.status != IBV_WC_SUCCESS ||
+	    !reliable(qp) || !dst)
+		return res;
+	f = later_than_timeout(qp, rn_local_answer_faults(qp, dst, w,
+							  res.byte_len));
+	if (f.what == RN_LOCAL_FAULT_NONE)
+		return res;
+	l->late = true;
+	l->late_duplicate = f.what != RN_LOCAL_FAULT_LATE;
+	l->late_status = (uint8_t)res.status;
+	l->late_len = res.byte_len;
+	switch (f.what) {
+	case RN_LOCAL_FAULT_LATE:
+		return (struct result){ .outcome = WAIT_LATE, .wait_ns = f.ns };
+	case RN_LOCAL_FAULT_SEQ:
+		return (struct result){ .outcome = WAIT_SEQ };
+	default:
+		return (struct result){ .outcome = WAIT_ACK };
+	}
+}
+
 /*
  * A WQE could not be delivered: arm the timer for the next try, or fail it
  * when its retries are used up (rnr_retry 7 retries forever; an ACK timeout
@@ -446,7 +556,10 @@ static bool retry_or_fail(struct rn_qp *qp, const struct result *res,
 		qp->local->retry_left = qp->attr.retry_cnt;
 		qp->local->rnr_left = qp->attr.rnr_retry;
 	}
-	/* Counted as the wire counts them: an RNR NAK, or a lost request. */
+	/*
+	 * Counted as the wire counts them: an RNR NAK, a lost request, a
+	 * sequence error NAK (both spend retry_cnt); a late one spends none.
+	 */
 	if (res->outcome == WAIT_RNR) {
 		rn_count_qp(qp, RN_CNT_RCVD_RNR);
 		if (qp->attr.rnr_retry != 7 && !qp->local->rnr_left--) {
@@ -454,24 +567,46 @@ static bool retry_or_fail(struct rn_qp *qp, const struct result *res,
 			*fail = IBV_WC_RNR_RETRY_EXC_ERR;
 			return false;
 		}
-		wait = res->rnr_ns;
+		wait = res->wait_ns;
+	} else if (res->outcome == WAIT_LATE) {
+		wait = res->wait_ns;
 	} else {
-		rn_count_qp(qp, RN_CNT_ACK_TIMEOUT);
+		rn_count_qp(qp, res->outcome == WAIT_SEQ ? RN_CNT_RCVD_SEQ :
+							   RN_CNT_ACK_TIMEOUT);
 		if (!qp->local->retry_left--) {
 			rn_count_qp(qp, RN_CNT_RETRY_EXC);
 			*fail = IBV_WC_RETRY_EXC_ERR;
 			return false;
 		}
 		rn_count_qp(qp, RN_CNT_RETRIES);
-		wait = rn_ack_timeout_ns(qp->attr.timeout);
+		wait = res->outcome == WAIT_SEQ ? 0 :
+						  rn_ack_timeout_ns(qp->attr.timeout);
 	}
 	rn_engine_wait(qp, wait == UINT64_MAX ? UINT64_MAX : now + wait);
+	return true;
+}
+
+/*
+ * An injected WR_ERROR for the WQE at sq_head, drawn before its first try:
+ * true, and its completion in *res, if one fails it.
+ */
+static bool injected_wr_error(struct rn_qp *qp, struct result *res)
+{
+	struct rn_fault f;
+
+	if (!qp->faults)
+		return false;
+	f = rn_fault_draw(qp, RN_FAULT_EV_WR);
+	if (f.kind != RN_FAULT_WR_ERROR)
+		return false;
+	*res = done(f.value, 0);
 	return true;
 }
 
 /* Execute up to 'budget' WQEs of the QP's send queue. */
 static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 {
+	bool faulty = qp->client->dev->engine->faulty_qps;
 	bool progress = false;
 	struct rn_wqe w;
 
@@ -486,7 +621,8 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 			rn_qp_fatal(qp, IBV_EVENT_QP_FATAL);
 			return true;
 		}
-		if (rn_batchable(qp, &w) && !qp->local->wqe_started) {
+		/* Where faults are injected, each WQE meets them alone. */
+		if (!faulty && rn_batchable(qp, &w) && !qp->local->wqe_started) {
 			unsigned int n = rn_batch_run(qp, budget + 1);
 
 			if (n) {
@@ -495,13 +631,17 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 				continue;
 			}
 		}
-		res = execute(qp, &w);
+		if (!faulty)
+			res = execute(qp, &w);
+		else if (qp->local->wqe_started || !injected_wr_error(qp, &res))
+			res = execute_faulty(qp, &w);
 		if (res.outcome != DONE) {
 			if (retry_or_fail(qp, &res, now, &fail))
 				return progress;
 			res = done(fail, 0);
 		}
 		qp->local->wqe_started = false;
+		qp->local->late = false;
 		/* The execution failed the QP itself (connected to itself, its
 		 * receive overran its CQ): ERR's flush retired this WQE.
 		 */
@@ -525,6 +665,7 @@ int rn_local_qp_add(struct rn_qp *qp)
 void rn_local_qp_reset(struct rn_qp *qp)
 {
 	qp->local->wqe_started = false;
+	qp->local->late = false;
 }
 
 void rn_local_qp_remove(struct rn_qp *qp)

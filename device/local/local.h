@@ -4,7 +4,8 @@
  * for UD: a WQE executes whole, from the sender's memory into the
  * receiver's, with no packets (local.c); runs of SENDs and WRITEs move in
  * one copy (batch.c); UD datagrams go to a local QP or to the network
- * (ud.c).
+ * (ud.c).  Injected faults (engine/fault.h) become what the packets of a
+ * message would have met (fault.c).
  */
 #ifndef RN_LOCAL_H
 #define RN_LOCAL_H
@@ -22,6 +23,14 @@ struct rn_local_qp {
 	uint8_t retry_left;
 	uint8_t rnr_left;
 	bool wqe_started; /* retry counters belong to the WQE at sq_head */
+	/* The WQE at sq_head executed, and an injected fault held back its
+	 * answer: the next try completes it with this outcome (a duplicate
+	 * request to the responder, if the answer was lost).
+	 */
+	bool late;
+	bool late_duplicate;
+	uint8_t late_status; /* enum ibv_wc_status */
+	uint32_t late_len;
 };
 
 /* local.c: a QP's local state, from its creation to its end */
@@ -32,6 +41,38 @@ void rn_local_qp_remove(struct rn_qp *qp);
 /* local.c */
 struct rn_qp *rn_local_peer(struct rn_qp *qp);
 void rn_local_advance_psns(struct rn_qp *qp, struct rn_qp *dst, uint64_t len);
+
+/* fault.c: what injected faults make of one try of a message */
+enum rn_local_fault {
+	RN_LOCAL_FAULT_NONE,
+	RN_LOCAL_FAULT_LOST, /* nothing answers: the ACK timeout */
+	RN_LOCAL_FAULT_SEQ, /* a sequence error: the requester goes back now */
+	RN_LOCAL_FAULT_LATE, /* it arrives 'ns' late */
+	RN_LOCAL_FAULT_RNR, /* the responder answers RNR */
+	RN_LOCAL_FAULT_NAK, /* the responder refuses it: NAK code 'nak' */
+};
+
+struct rn_local_fault_result {
+	enum rn_local_fault what;
+	uint64_t ns;
+	uint32_t nak; /* enum rn_pkt_nak's values */
+};
+
+/* The request packets of a try of w from qp to dst (NULL: nobody), then
+ * dst's taking it.
+ */
+struct rn_local_fault_result rn_local_request_faults(struct rn_qp *qp,
+						     struct rn_qp *dst,
+						     const struct rn_wqe *w);
+/* The answers dst sends once it executed w (len bytes): its ACK, READ
+ * responses or atomic ACK; NONE, LOST, SEQ or LATE.
+ */
+struct rn_local_fault_result rn_local_answer_faults(struct rn_qp *qp,
+						    struct rn_qp *dst,
+						    const struct rn_wqe *w,
+						    uint64_t len);
+/* A UD datagram of qp: how many copies arrive (0, 1 or 2). */
+unsigned int rn_local_datagram_copies(struct rn_qp *qp);
 
 /* ud.c */
 enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,

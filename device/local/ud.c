@@ -25,21 +25,63 @@
 #define RN_UD_HDRS (8 /* UDP */ + 12 /* BTH */ + 8 /* DETH */)
 #define RN_ICRC_LEN 4
 
+/* The datagram w of qp to a QP of this device, if one takes it. */
+static enum ibv_wc_status deliver(struct rn_qp *qp, const struct rn_wqe *w,
+				  const struct rn_ah *ah, int index,
+				  const uint8_t *dgid, uint32_t qkey,
+				  const struct rn_iovs *src, uint64_t len)
+{
+	struct rn_device *dev = qp->client->dev;
+	struct rn_recv_result res;
+	struct rn_iovs payload;
+	enum rn_dma_status dma;
+	struct rn_ud_ip ip;
+	struct rn_ud_rx rx;
+
+	if (!rn_ud_receiver(dev, w->dest.remote_qpn, qkey, len, &rx))
+		return IBV_WC_SUCCESS;
+	ip = (struct rn_ud_ip){
+		.sgid = dev->port.gids[index].raw,
+		.dgid = dgid,
+		.tclass = ah->attr.traffic_class,
+		.hop_limit = ah->attr.hop_limit,
+		.flow_label = ah->attr.flow_label,
+		/* As ringnicd sends it: ID 0; the UDP length counts BTH,
+		 * DETH, the immediate, payload, pad and ICRC.
+		 */
+		.udp_len = RN_UD_HDRS + (w->opcode == RN_OP_SEND_IMM ? 4 : 0) +
+			   len + (-len & 3) + RN_ICRC_LEN,
+	};
+	dma = rn_ud_write_grh(&rx, &ip, &payload);
+	if (!dma) {
+		if (w->flags & RN_WQE_INLINE)
+			dma = rn_dma_to(&payload, w->inline_data, len);
+		else
+			dma = rn_dma_copy(src, &payload, len, dev->engine->bounce,
+					  RN_BOUNCE_SIZE);
+	}
+	/* A sender that cannot be read is the sender's error, unless its
+	 * memory went under a guarded MR since it was checked.
+	 */
+	if (dma == RN_DMA_SRC_FAULT)
+		return src->guarded ? IBV_WC_SUCCESS : IBV_WC_LOC_PROT_ERR;
+	res = rn_recv_result_of(w, IBV_WC_RECV, len + RN_GRH_LEN, qp->qpn);
+	rn_ud_complete(&rx, dma, &res, rn_gid_is_ipv4(ip.sgid) &&
+					      rn_gid_is_ipv4(ip.dgid));
+	return IBV_WC_SUCCESS;
+}
+
 enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 			      uint32_t *byte_len)
 {
 	struct rn_device *dev = qp->client->dev;
 	struct rn_ah *ah = rn_table_get(&qp->client->ahs, w->dest.ah);
-	struct rn_recv_result res;
-	struct rn_iovs src, payload;
+	unsigned int i, copies;
 	enum ibv_wc_status st;
-	enum rn_dma_status dma;
-	struct rn_ud_ip ip;
-	struct rn_ud_rx rx;
+	struct rn_iovs src;
 	uint8_t dgid[16];
 	uint32_t qkey;
 	uint64_t len;
-	unsigned int i;
 	bool gone;
 	int index;
 
@@ -83,35 +125,12 @@ enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 				    len);
 	}
 
-	if (!rn_ud_receiver(dev, w->dest.remote_qpn, qkey, len, &rx))
-		return IBV_WC_SUCCESS;
-	ip = (struct rn_ud_ip){
-		.sgid = dev->port.gids[index].raw,
-		.dgid = dgid,
-		.tclass = ah->attr.traffic_class,
-		.hop_limit = ah->attr.hop_limit,
-		.flow_label = ah->attr.flow_label,
-		/* As ringnicd sends it: ID 0; the UDP length counts BTH,
-		 * DETH, the immediate, payload, pad and ICRC.
-		 */
-		.udp_len = RN_UD_HDRS + (w->opcode == RN_OP_SEND_IMM ? 4 : 0) +
-			   len + (-len & 3) + RN_ICRC_LEN,
-	};
-	dma = rn_ud_write_grh(&rx, &ip, &payload);
-	if (!dma) {
-		if (w->flags & RN_WQE_INLINE)
-			dma = rn_dma_to(&payload, w->inline_data, len);
-		else
-			dma = rn_dma_copy(&src, &payload, len, dev->engine->bounce,
-					  RN_BOUNCE_SIZE);
+	/* An injected fault (local/fault.c) may lose or double it. */
+	copies = qp->faults ? rn_local_datagram_copies(qp) : 1;
+	while (copies--) {
+		st = deliver(qp, w, ah, index, dgid, qkey, &src, len);
+		if (st)
+			return st;
 	}
-	/* A sender that cannot be read is the sender's error, unless its
-	 * memory went under a guarded MR since it was checked.
-	 */
-	if (dma == RN_DMA_SRC_FAULT)
-		return src.guarded ? IBV_WC_SUCCESS : IBV_WC_LOC_PROT_ERR;
-	res = rn_recv_result_of(w, IBV_WC_RECV, len + RN_GRH_LEN, qp->qpn);
-	rn_ud_complete(&rx, dma, &res, rn_gid_is_ipv4(ip.sgid) &&
-					      rn_gid_is_ipv4(ip.dgid));
 	return IBV_WC_SUCCESS;
 }

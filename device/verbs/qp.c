@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "engine/fault.h"
 #include "local/local.h"
 #include "verbs/qp_rules.h"
 #include "wire/wire.h"
@@ -495,6 +496,7 @@ static void qp_free(struct rn_qp *qp)
 	struct rn_client *client = qp->client;
 
 	rn_engine_qp_remove(qp);
+	rn_faults_free(qp);
 	rn_qp_transport_release(qp, NULL);
 	rn_local_qp_remove(qp);
 	rn_sq_forget(qp);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/capture.h"
+#include "engine/fault.h"
 #include "verbs/requests.h"
 
 /*
@@ -217,6 +218,8 @@ static int dispatch(struct rn_client *client, struct rn_msg *m,
 	case RN_CTL_QUERY_MR:
 		r->resp.hdr.len = sizeof(struct rn_ctl_query_mr_resp);
 		return rn_mr_query(client, h->handle, (void *)r->resp.buf);
+	case RN_CTL_FAULTS:
+		return rn_faults_set(client, (void *)m->req.buf, true);
 	default:
 		return EINVAL;
 	}
@@ -254,11 +257,14 @@ bool rn_request(struct rn_client *client, struct rn_msg *m, struct rn_reply *r)
 {
 	uint32_t op = m->req.hdr.op;
 	bool first = op == RN_CTL_OPEN || op == RN_CTL_CAPTURE;
+	/* FAULTS: a context's, for its QPs, or ringnic-fault's, by QPN. */
+	bool unopened_faults = op == RN_CTL_FAULTS && !client->opened;
 
 	/* A capture takes no request after the one that started it. */
 	if (m->len < sizeof(m->req.hdr) || m->req.hdr.len != m->len ||
 	    m->len != rn_ctl_req_size(op) || client->capture ||
-	    first == client->opened || m->nfds > fds_allowed(op))
+	    (first == client->opened && !unopened_faults) ||
+	    m->nfds > fds_allowed(op))
 		return false;
 
 	memset(r, 0, sizeof(*r));
@@ -267,6 +273,11 @@ bool rn_request(struct rn_client *client, struct rn_msg *m, struct rn_reply *r)
 		r->resp.hdr.status = do_open(client, m, r);
 	else if (op == RN_CTL_CAPTURE)
 		r->resp.hdr.status = do_capture(client, m);
+	else if (unopened_faults)
+		r->resp.hdr.status =
+			client->kctx ? EOPNOTSUPP :
+				       rn_faults_set(client, (void *)m->req.buf,
+						     false);
 	else if (!rn_client_confirm(client, m->sender))
 		r->resp.hdr.status = EPERM;
 	else

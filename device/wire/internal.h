@@ -17,6 +17,7 @@
  *   datagram.c   UD on the wire
  *   congestion.c ECN marks -> CNPs -> a paced requester (DCQCN's shape)
  *   stage.c      the payload of a run of packets to memory in one call
+ *   fault.c      injected faults on the packets a QP sends (engine/fault.h)
  *
  * packet.c and icrc.c are the codec all of them share.  Everything here
  * runs on the engine's thread.  wire/wire.h is what the layers above see.
@@ -150,6 +151,10 @@ struct rn_wire_qp {
 	struct rn_timer rnr_timer;
 	struct rn_wqe wqe; /* the WQE at cur, fetched */
 	bool wqe_valid;
+	/* an injected WR_ERROR drawn for the WQE at fault_pos (0: none) */
+	bool fault_drawn;
+	uint64_t fault_pos;
+	uint32_t fault_status;
 
 	/* ---- responder ---- */
 	uint32_t epsn; /* expected PSN */
@@ -208,6 +213,7 @@ struct rn_wire_tx {
 	union rn_sockaddr to;
 	socklen_t tolen;
 	uint32_t qpn; /* our QP that sent it */
+	bool bad_icrc; /* an injected fault: sealed with a wrong ICRC */
 };
 
 /*
@@ -286,6 +292,11 @@ struct rn_wire {
 	struct rn_wire_stage write_stage; /* stage.c */
 	struct rn_wire_stage_recvs write_recvs; /* of its SENDs */
 	struct rn_wire_stage reply_stage; /* the responder's READ data */
+
+	/* packets an injected fault holds back (fault.c) */
+	struct rn_list held;
+	uint32_t nheld;
+	struct rn_timer held_timer;
 };
 
 /* What a received packet is, beyond what its headers say. */
@@ -332,6 +343,23 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 				const struct rn_wire_peer *peer,
 				const struct rn_pkt *p, rn_wire_fill_fn fill,
 				void *arg);
+/* A packet built before (held back by a fault) goes out from socket si. */
+void rn_wire_send_again(struct rn_device *dev, unsigned int si,
+			const struct rn_wire_tx *tx);
+
+/* fault.c: what the sending QP's rules (engine/fault.h) make of a packet */
+enum rn_wire_fault_tx {
+	RN_WIRE_TX_AS_IS,
+	RN_WIRE_TX_TAKEN, /* lost, or held back to go later */
+	RN_WIRE_TX_TWICE, /* it goes, and a copy after it */
+};
+/* tx, built from socket si and not yet queued; marks and ICRCs in place. */
+enum rn_wire_fault_tx rn_wire_fault_tx(struct rn_device *dev,
+				       struct rn_wire_tx *tx, unsigned int si);
+/* A packet of QP qpn went: what waited to follow it goes too. */
+void rn_wire_fault_sent(struct rn_device *dev, uint32_t qpn);
+void rn_wire_fault_init(struct rn_wire *w);
+void rn_wire_fault_free(struct rn_wire *w);
 
 /* capture.c: a packet to the device's captures, while rn_capturing */
 void rn_wire_capture_tx(struct rn_device *dev, const struct rn_wire_sock *s,

@@ -270,6 +270,7 @@ void rn_wire_close(struct rn_device *dev)
 		return;
 	for (i = 0; i < RN_GID_TABLE_LEN; i++)
 		sock_close(dev, &dev->engine->wire->socks[i]);
+	rn_wire_fault_free(dev->engine->wire);
 }
 
 /* ---- sending ------------------------------------------------------------------ */
@@ -308,6 +309,8 @@ static void seal(const struct rn_wire_sock *s, struct rn_wire_tx *tx,
 
 		rn_icrc_seal_ipv6(&f, tx->buf, tx->len);
 	}
+	if (tx->bad_icrc)
+		tx->buf[tx->len - 1] ^= 0xff;
 }
 
 /* Whether tx may follow prev (the last queued) in its GSO run. */
@@ -479,6 +482,21 @@ void rn_wire_flush(struct rn_device *dev)
 	w->ntx = 0;
 }
 
+/* The packet built at tx[ntx] joins the batch, from socket si. */
+static void queue(struct rn_device *dev, unsigned int si)
+{
+	struct rn_wire *w = dev->engine->wire;
+	struct rn_wire_sock *s = &w->socks[si];
+	struct rn_wire_tx *tx = &w->tx[w->ntx];
+
+	tx->seg = w->ntx && s->gso && joins_run(&w->tx[w->ntx - 1], tx) ?
+			  w->tx[w->ntx - 1].seg + 1 : 0;
+	seal(s, tx, tx->seg);
+	w->tx_sock = si;
+	w->ntx++;
+	rn_wire_count(dev, RN_CNT_SENT_PKTS);
+}
+
 /*
  * Queue packet p to peer.  Its payload is p->payload, or when 'fill' is
  * given what fill(arg, ...) writes in place.  A peer we have no socket
@@ -525,14 +543,42 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 	tx->tolen = peer->family == AF_INET ? sizeof(tx->to.v4) :
 					      sizeof(tx->to.v6);
 	tx->qpn = peer->qpn;
+	tx->bad_icrc = false;
 	memcpy(&tx->to, &peer->addr, tx->tolen);
-	tx->seg = w->ntx && s->gso && joins_run(&w->tx[w->ntx - 1], tx) ?
-			  w->tx[w->ntx - 1].seg + 1 : 0;
-	seal(s, tx, tx->seg);
-	w->tx_sock = si;
-	w->ntx++;
-	rn_wire_count(dev, RN_CNT_SENT_PKTS);
+	if (!dev->engine->faulty_qps) {
+		queue(dev, si);
+		return RN_DMA_OK;
+	}
+	switch (rn_wire_fault_tx(dev, tx, si)) {
+	case RN_WIRE_TX_AS_IS:
+		queue(dev, si);
+		break;
+	case RN_WIRE_TX_TAKEN:
+		return RN_DMA_OK;
+	case RN_WIRE_TX_TWICE:
+		queue(dev, si);
+		rn_wire_send_again(dev, si, &w->tx[w->ntx - 1]);
+		break;
+	}
+	rn_wire_fault_sent(dev, tx->qpn);
 	return RN_DMA_OK;
+}
+
+void rn_wire_send_again(struct rn_device *dev, unsigned int si,
+			const struct rn_wire_tx *tx)
+{
+	struct rn_wire *w = dev->engine->wire;
+	struct rn_wire_sock *s = &w->socks[si];
+
+	if (s->fd < 0) {
+		rn_wire_count(dev, RN_CNT_NO_ROUTE);
+		return;
+	}
+	if (w->ntx && (w->tx_sock != (int)si || w->ntx == RN_WIRE_TX_BATCH))
+		rn_wire_flush(dev);
+	if (tx != &w->tx[w->ntx])
+		memcpy(&w->tx[w->ntx], tx, sizeof(*tx));
+	queue(dev, si);
 }
 
 /* ---- receiving ---------------------------------------------------------------- */
@@ -859,6 +905,7 @@ int rn_wire_init(struct rn_device *dev)
 	rn_list_init(&w->work);
 	rn_icrc_solver_init(&w->solver);
 	pick_crc(dev);
+	rn_wire_fault_init(w);
 	dev->engine->wire = w;
 	rn_engine_set_network(dev, &wire_network);
 	return 0;

@@ -27,6 +27,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "engine/fault.h"
 #include "wire/internal.h"
 
 static bool read_or_atomic(uint8_t op)
@@ -196,6 +197,23 @@ static enum ibv_wc_status message_len(struct rn_wire_qp *wq,
 	return st;
 }
 
+/*
+ * An injected fault (engine/fault.h) fails the WQE at sq_next with its
+ * status, drawn once for the WQE however often it must wait to start.
+ */
+static enum ibv_wc_status injected_status(struct rn_wire_qp *wq)
+{
+	struct rn_fault f;
+
+	if (!wq->fault_drawn || wq->fault_pos != wq->sq_next) {
+		f = rn_fault_draw(wq->qp, RN_FAULT_EV_WR);
+		wq->fault_drawn = true;
+		wq->fault_pos = wq->sq_next;
+		wq->fault_status = f.kind == RN_FAULT_WR_ERROR ? f.value : 0;
+	}
+	return (enum ibv_wc_status)wq->fault_status;
+}
+
 /* Start the next WQE of the send queue, if it may start now. */
 static enum start start_next(struct rn_wire_qp *wq)
 {
@@ -225,6 +243,8 @@ static enum start start_next(struct rn_wire_qp *wq)
 		return WAIT;
 	}
 	st = op_allowed(qp, w->opcode) ? IBV_WC_SUCCESS : IBV_WC_LOC_QP_OP_ERR;
+	if (!st && qp->faults)
+		st = injected_status(wq);
 	if (!st && w->opcode == RN_OP_LOCAL_INV)
 		st = idle ? rn_local_invalidate(qp, w->imm_data) : st;
 	else if (!st && w->opcode == RN_OP_BIND_MW)

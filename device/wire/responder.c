@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/fault.h"
 #include "wire/internal.h"
 
 /* READ response packets one QP sends before the next QP's turn. */
@@ -166,6 +167,15 @@ static enum ibv_event_type nak_event(enum rn_pkt_nak code)
 	}
 }
 
+/* The NAK, now (before the QP's state goes), then the QP to ERR. */
+static void nak_and_fail(struct rn_wire_qp *wq, enum rn_pkt_nak code,
+			 uint32_t psn)
+{
+	drop_pending_answer(wq);
+	send_aeth(wq, rn_pkt_aeth_nak(code), psn);
+	rn_qp_fatal(wq->qp, nak_event(code));
+}
+
 /*
  * The request at psn is refused for good: a NAK now (before the QP's
  * state goes), then the QP to ERR with the async event rxe's class
@@ -179,9 +189,7 @@ static void refuse(struct rn_wire_qp *wq, enum rn_pkt_nak code, uint32_t psn)
 		return;
 	}
 	rn_count_qp(wq->qp, RN_CNT_NAK_SENT);
-	drop_pending_answer(wq);
-	send_aeth(wq, rn_pkt_aeth_nak(code), psn);
-	rn_qp_fatal(wq->qp, nak_event(code));
+	nak_and_fail(wq, code, psn);
 }
 
 /*
@@ -768,6 +776,41 @@ static void uc_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 		do_write(wq, p, place);
 }
 
+/*
+ * An injected fault (engine/fault.h) answers the request that starts a
+ * message in place of executing it: an RNR NAK, as for a receive queue
+ * with nothing posted, a sequence error NAK, which makes the requester go
+ * back to it, or a NAK that refuses it.  True if one did.
+ */
+static bool injected_answer(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
+{
+	uint8_t place = pkt->op->place;
+	struct rn_fault f;
+
+	if (wq->in_msg || place == RN_PKT_MIDDLE || place == RN_PKT_LAST)
+		return false;
+	f = rn_fault_draw(wq->qp, RN_FAULT_EV_REQUEST);
+	switch (f.kind) {
+	case RN_FAULT_RNR:
+		answer(wq, rn_pkt_aeth_rnr_nak(wq->qp->attr.min_rnr_timer),
+		       pkt->p.psn);
+		return true;
+	case RN_FAULT_NAK:
+		if (f.value == RN_PKT_NAK_PSN_SEQ) {
+			/* Nothing after it is taken until it comes again. */
+			wq->nak_sent = true;
+			answer(wq, rn_pkt_aeth_nak(RN_PKT_NAK_PSN_SEQ),
+			       pkt->p.psn);
+		} else {
+			/* Counted apart: not as resp_naks_sent. */
+			nak_and_fail(wq, (enum rn_pkt_nak)f.value, pkt->p.psn);
+		}
+		return true;
+	default:
+		return false;
+	}
+}
+
 void rn_wire_responder_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 {
 	struct rn_qp *qp = wq->qp;
@@ -799,6 +842,8 @@ void rn_wire_responder_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt
 		return;
 	}
 	wq->nak_sent = false;
+	if (qp->faults && injected_answer(wq, pkt))
+		return;
 	execute(wq, pkt);
 }
 

@@ -94,11 +94,76 @@ struct ringnicdv_qp_counters {
 	uint64_t duplicate_requests; /* duplicate_request */
 	uint64_t out_of_seq_requests; /* out_of_seq_request */
 	uint64_t naks_sent; /* resp_naks_sent + send_rnr_err */
+	/* Faults injected (ringnicdv_set_qp_faults), never counted above. */
+	uint64_t injected_faults;
 };
 
 int ringnicdv_query_qp_counters(struct ibv_qp *qp,
 				struct ringnicdv_qp_counters *counters,
 				uint32_t inlen);
+
+/*
+ * Fault injection: a QP meets the faults its rules choose, as if its
+ * network, its peer or the device had them, with the effects the IB spec
+ * gives them (retries, RNR waits, go-back-N, NAKs, error completions), on
+ * the wire and on the local path alike: ringnicdv_set_qp_faults(3).
+ */
+enum ringnicdv_fault_kind {
+	/* Packets the QP sends: requests, ACKs, READ responses. */
+	RINGNICDV_FAULT_DROP = 1, /* lost */
+	RINGNICDV_FAULT_DUPLICATE, /* arrives twice */
+	RINGNICDV_FAULT_DELAY, /* arrives 'value' microseconds late */
+	RINGNICDV_FAULT_REORDER, /* arrives after the QP's next packet */
+	RINGNICDV_FAULT_CORRUPT_ICRC, /* arrives with a wrong ICRC */
+	RINGNICDV_FAULT_MARK_CE, /* arrives marked ECN Congestion Experienced */
+	/* Requests the QP receives, as their responder. */
+	RINGNICDV_FAULT_RNR, /* answered with an RNR NAK */
+	RINGNICDV_FAULT_NAK, /* answered with a NAK of class 'value' */
+	/* Send WRs of the QP. */
+	RINGNICDV_FAULT_WR_ERROR, /* completes with status 'value', unexecuted */
+};
+
+/* The NAK classes of RINGNICDV_FAULT_NAK: the AETH's NAK codes. */
+enum ringnicdv_nak {
+	RINGNICDV_NAK_PSN_SEQUENCE = 0,
+	RINGNICDV_NAK_INVALID_REQUEST = 1,
+	RINGNICDV_NAK_REMOTE_ACCESS = 2,
+	RINGNICDV_NAK_REMOTE_OPERATION = 3,
+};
+
+struct ringnicdv_fault {
+	uint32_t kind; /* enum ringnicdv_fault_kind */
+	/* Which of the events of its kind (packets sent, requests received
+	 * or WRs, counted from when the rules are set) it hits: the nth
+	 * (1: the first), or with nth 0 each one with the chance
+	 * share / 1000000, drawn from the seed.
+	 */
+	uint32_t nth;
+	uint32_t share;
+	uint32_t count; /* hits at most; 0: no limit */
+	uint32_t value; /* DELAY: us; NAK: enum ringnicdv_nak; WR_ERROR: the
+			 * enum ibv_wc_status (not IBV_WC_SUCCESS) */
+	uint32_t reserved; /* 0 */
+};
+
+#define RINGNICDV_MAX_FAULTS 8
+
+struct ringnicdv_faults {
+	uint64_t comp_mask; /* no bits defined yet: 0 */
+	uint64_t seed; /* the same seed and events: the same faults */
+	uint32_t num_faults; /* rules in faults[]; 0 clears the QP's */
+	uint32_t reserved; /* 0 */
+	struct ringnicdv_fault faults[RINGNICDV_MAX_FAULTS];
+};
+
+/*
+ * Replace the QP's fault rules.  Returns 0 or an errno: EOPNOTSUPP if qp
+ * is not a ringnic QP, EINVAL for an unknown kind, value, comp_mask bit or
+ * non-zero reserved field, or more than RINGNICDV_MAX_FAULTS rules.
+ */
+int ringnicdv_set_qp_faults(struct ibv_qp *qp,
+			    const struct ringnicdv_faults *faults,
+			    uint32_t inlen);
 
 #ifdef __cplusplus
 }

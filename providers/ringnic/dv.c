@@ -112,7 +112,46 @@ int ringnicdv_query_qp_counters(struct ibv_qp *ibqp,
 	WIRE(duplicate_requests);
 	WIRE(out_of_seq_requests);
 	WIRE(naks_sent);
+	WIRE(injected_faults);
 #undef WIRE
 	copy_out(counters, inlen, &c, sizeof(c));
 	return 0;
+}
+
+/* The public rules are the control message's, field for field. */
+_Static_assert(sizeof(struct ringnicdv_fault) == sizeof(struct rn_fault_rule),
+	       "fault rule layout");
+_Static_assert(RINGNICDV_MAX_FAULTS == RN_FAULTS_MAX, "fault rules");
+_Static_assert((int)RINGNICDV_FAULT_DROP == (int)RN_FAULT_DROP &&
+		       (int)RINGNICDV_FAULT_CORRUPT_ICRC ==
+			       (int)RN_FAULT_CORRUPT_ICRC &&
+		       (int)RINGNICDV_FAULT_WR_ERROR == (int)RN_FAULT_WR_ERROR,
+	       "fault kinds");
+
+int ringnicdv_set_qp_faults(struct ibv_qp *ibqp,
+			    const struct ringnicdv_faults *faults,
+			    uint32_t inlen)
+{
+	struct rn_ctl_faults_req req = {
+		.hdr = { .op = RN_CTL_FAULTS },
+		.qpn = ibqp->qp_num,
+	};
+	struct rn_ctl_resp_hdr resp;
+	uint32_t i;
+
+	if (!rn_is_ringnic(ibqp->context) || rn_kernel_mode(ibqp->context))
+		return EOPNOTSUPP;
+	if (inlen < end_of(struct ringnicdv_faults, reserved) ||
+	    faults->comp_mask || faults->reserved ||
+	    faults->num_faults > RINGNICDV_MAX_FAULTS ||
+	    !attr_ok(faults, inlen, sizeof(*faults),
+		     offsetof(struct ringnicdv_faults, faults) +
+			     faults->num_faults * sizeof(faults->faults[0])))
+		return EINVAL;
+	req.seed = faults->seed;
+	req.nrules = faults->num_faults;
+	for (i = 0; i < faults->num_faults; i++)
+		memcpy(&req.rules[i], &faults->faults[i], sizeof(req.rules[i]));
+	return rn_ctl_call(to_rn_ctx(ibqp->context), &req, sizeof(req), &resp,
+			   sizeof(resp), NULL, 0, NULL, 0);
 }

@@ -71,6 +71,7 @@ extern const struct e2e_test e2e_mw_tests[];
 extern const struct e2e_test e2e_memory_tests[];
 extern const struct e2e_test e2e_object_tests[];
 extern const struct e2e_test e2e_import_tests[];
+extern const struct e2e_test e2e_fault_tests[];
 
 /* Record the first failure of this process; returns -1. */
 int e2e_fail_at(const char *file, int line, const char *fmt, ...)

@@ -336,6 +336,7 @@ static const struct e2e_test *const tables[] = {
 	e2e_memory_tests,
 	e2e_object_tests,
 	e2e_import_tests,
+	e2e_fault_tests,
 };
 
 static bool selected(const struct e2e_test *t, int argc, char **argv)
