@@ -15,6 +15,12 @@
 #include "engine/engine.h"
 #include "engine/wqe.h"
 
+/* An operation whose responder answers with data: a READ or an atomic. */
+static inline bool rn_op_read_or_atomic(uint8_t op)
+{
+	return op == RN_OP_READ || op == RN_OP_CMP_SWAP || op == RN_OP_FETCH_ADD;
+}
+
 /* sq.c */
 int rn_sq_fetch_at(struct rn_qp *qp, uint64_t pos, struct rn_wqe *w);
 int rn_sq_fetch(struct rn_qp *qp, struct rn_wqe *w);

@@ -7,7 +7,8 @@
 #include "engine/fault.h"
 
 struct rn_fault_plan {
-	uint64_t rng; /* splitmix64's state, from the seed */
+	uint64_t seed;
+	uint64_t generation; /* of the device's plans: a new one, a new number */
 	uint32_t nrules;
 	struct rn_fault_rule rules[RN_FAULTS_MAX];
 	uint64_t seen[RN_FAULTS_MAX]; /* events of the rule's kind so far */
@@ -30,7 +31,8 @@ static enum rn_fault_event event_of(uint32_t kind)
 static bool rule_valid(const struct rn_fault_rule *r)
 {
 	if (r->kind < RN_FAULT_DROP || r->kind > RN_FAULT_KIND_MAX ||
-	    r->reserved || (!r->nth && (!r->share || r->share > 1000000)))
+	    r->reserved || (r->nth && r->share) ||
+	    (!r->nth && (!r->share || r->share > 1000000)))
 		return false;
 	switch (r->kind) {
 	case RN_FAULT_DELAY:
@@ -74,7 +76,10 @@ int rn_faults_set(struct rn_client *caller, const struct rn_ctl_faults_req *req,
 		plan = calloc(1, sizeof(*plan));
 		if (!plan)
 			return ENOMEM;
-		plan->rng = req->seed;
+		static uint64_t generations;
+
+		plan->seed = req->seed;
+		plan->generation = ++generations;
 		plan->nrules = req->nrules;
 		for (i = 0; i < req->nrules; i++)
 			plan->rules[i] = req->rules[i];
@@ -97,10 +102,22 @@ void rn_faults_free(struct rn_qp *qp)
 	qp->faults = NULL;
 }
 
-/* splitmix64: a draw in [0, 10^6) from the plan's own sequence. */
-static uint32_t draw_share(struct rn_fault_plan *plan)
+uint64_t rn_faults_generation(const struct rn_qp *qp)
 {
-	uint64_t z = (plan->rng += 0x9e3779b97f4a7c15ull);
+	return qp->faults ? qp->faults->generation : 0;
+}
+
+/*
+ * Rule i's draw for its nth event, in [0, 10^6): splitmix64's output for
+ * a state made of the seed, the rule and the event alone, so that what
+ * one rule draws never depends on the events of another (whose number
+ * on the wire may depend on timing: ACKs, retries, CNPs).
+ */
+static uint32_t draw_share(const struct rn_fault_plan *plan, uint32_t i,
+			   uint64_t nth)
+{
+	uint64_t z = plan->seed + (i + 1) * 0x9e3779b97f4a7c15ull +
+		     nth * 0xd1b54a32d192ed03ull;
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -123,11 +140,8 @@ struct rn_fault rn_fault_draw(struct rn_qp *qp, enum rn_fault_event ev)
 		plan->seen[i]++;
 		if (r->count && plan->hits[i] >= r->count)
 			continue;
-		/* Every share rule draws for every event, hit or not, so that
-		 * the sequence depends on the events alone.
-		 */
 		hit = r->nth ? plan->seen[i] == r->nth :
-			       draw_share(plan) < r->share;
+			       draw_share(plan, i, plan->seen[i]) < r->share;
 		if (!hit || f.kind)
 			continue;
 		plan->hits[i]++;

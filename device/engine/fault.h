@@ -9,8 +9,10 @@
  * requests it receives, and its send WRs.
  *
  * The engine's thread owns every plan: the control requests that set them
- * and the transports that draw from them run on it.  A QP without rules
- * costs its transports one test of qp->faults.
+ * and the transports that draw from them run on it.  With no rules on the
+ * device, the transports test one count (engine->faulty_qps); while some
+ * QP has rules, every packet sent looks its QP up, and the local path
+ * runs the QPs concerned without batching.
  */
 #ifndef RN_ENGINE_FAULT_H
 #define RN_ENGINE_FAULT_H
@@ -18,7 +20,10 @@
 #include "engine/engine.h"
 
 enum rn_fault_event {
-	RN_FAULT_EV_PACKET, /* a packet the QP sends */
+	/* a packet the QP sends: requests, ACKs and NAKs, READ responses,
+	 * CNPs
+	 */
+	RN_FAULT_EV_PACKET,
 	RN_FAULT_EV_REQUEST, /* a request it receives */
 	RN_FAULT_EV_WR, /* a send WR it starts */
 };
@@ -39,6 +44,8 @@ int rn_faults_set(struct rn_client *caller, const struct rn_ctl_faults_req *req,
 		  bool own);
 /* The QP goes: its rules too. */
 void rn_faults_free(struct rn_qp *qp);
+/* Which rules the QP has: a number no other setting had; 0 for none. */
+uint64_t rn_faults_generation(const struct rn_qp *qp);
 /*
  * The QP's next event of this kind: the fault its first rule to hit
  * makes, counted (apart from real faults), or none.  Every rule of the

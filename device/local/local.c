@@ -56,10 +56,16 @@ struct rn_qp *rn_local_peer(struct rn_qp *qp)
 	return dst;
 }
 
-void rn_local_advance_psns(struct rn_qp *qp, struct rn_qp *dst, uint64_t len)
+uint32_t rn_local_packets(const struct rn_qp *qp, uint64_t len)
 {
 	uint32_t mtu = 128u << qp->attr.path_mtu;
-	uint32_t packets = len ? (len + mtu - 1) / mtu : 1;
+
+	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+}
+
+void rn_local_advance_psns(struct rn_qp *qp, struct rn_qp *dst, uint64_t len)
+{
+	uint32_t packets = rn_local_packets(qp, len);
 
 	qp->attr.sq_psn = (qp->attr.sq_psn + packets) & 0xffffff;
 	dst->attr.rq_psn = (dst->attr.rq_psn + packets) & 0xffffff;
@@ -73,6 +79,7 @@ enum outcome {
 	WAIT_RNR, /* receiver not ready: retry after its RNR timer */
 	/* injected faults (fault.c) */
 	WAIT_SEQ, /* a sequence error NAK: retry now */
+	WAIT_GAP, /* a gap in the responses (counted): retry now */
 	WAIT_LATE, /* the request or its answer is late: try again then */
 };
 
@@ -450,22 +457,6 @@ static struct result execute(struct rn_qp *qp, const struct rn_wqe *w)
 	}
 }
 
-/* The completion status of a NAK class the responder refuses with. */
-static enum ibv_wc_status nak_status(uint32_t nak, enum ibv_event_type *event)
-{
-	switch (nak) {
-	case RN_PKT_NAK_INV_REQ:
-		*event = IBV_EVENT_QP_REQ_ERR;
-		return IBV_WC_REM_INV_REQ_ERR;
-	case RN_PKT_NAK_REM_ACCESS:
-		*event = IBV_EVENT_QP_ACCESS_ERR;
-		return IBV_WC_REM_ACCESS_ERR;
-	default:
-		*event = IBV_EVENT_QP_FATAL;
-		return IBV_WC_REM_OP_ERR;
-	}
-}
-
 /* What comes later than the ACK timeout is lost to the requester. */
 static struct rn_local_fault_result
 later_than_timeout(const struct rn_qp *qp, struct rn_local_fault_result f)
@@ -485,9 +476,8 @@ later_than_timeout(const struct rn_qp *qp, struct rn_local_fault_result f)
 static struct result execute_faulty(struct rn_qp *qp, const struct rn_wqe *w)
 {
 	struct rn_local_qp *l = qp->local;
+	bool arrived = l->request_late;
 	struct rn_local_fault_result f;
-	enum ibv_event_type event;
-	enum ibv_wc_status st;
 	struct result res;
 	struct rn_qp *dst;
 
@@ -501,7 +491,8 @@ static struct result execute_faulty(struct rn_qp *qp, const struct rn_wqe *w)
 			rn_count_qp(dst, RN_CNT_DUP_REQ);
 		return done(l->late_status, l->late_len);
 	}
-	f = later_than_timeout(qp, rn_local_request_faults(qp, dst, w));
+	l->request_late = false;
+	f = later_than_timeout(qp, rn_local_request_faults(qp, dst, w, arrived));
 	switch (f.what) {
 	case RN_LOCAL_FAULT_NONE:
 		break;
@@ -512,12 +503,13 @@ static struct result execute_faulty(struct rn_qp *qp, const struct rn_wqe *w)
 		return reliable(qp) ? (struct result){ .outcome = WAIT_SEQ } :
 				      done(IBV_WC_SUCCESS, 0);
 	case RN_LOCAL_FAULT_LATE:
+		l->request_late = true;
 		return (struct result){ .outcome = WAIT_LATE, .wait_ns = f.ns };
 	case RN_LOCAL_FAULT_RNR:
 		return receiver_not_ready(qp, dst, 0);
 	case RN_LOCAL_FAULT_NAK:
-		st = nak_status(f.nak, &event);
-		return nak(qp, dst, st, event, 0, true);
+		return nak(qp, dst, rn_pkt_nak_status(f.nak),
+			   rn_pkt_nak_event(f.nak), 0, true);
 	}
 	res = execute(qp, w);
 	if (res.outcome != DONE || res.status != IBV_WC_SUCCESS ||
@@ -535,7 +527,7 @@ static struct result execute_faulty(struct rn_qp *qp, const struct rn_wqe *w)
 	case RN_LOCAL_FAULT_LATE:
 		return (struct result){ .outcome = WAIT_LATE, .wait_ns = f.ns };
 	case RN_LOCAL_FAULT_SEQ:
-		return (struct result){ .outcome = WAIT_SEQ };
+		return (struct result){ .outcome = WAIT_GAP };
 	default:
 		return (struct result){ .outcome = WAIT_ACK };
 	}
@@ -558,7 +550,8 @@ static bool retry_or_fail(struct rn_qp *qp, const struct result *res,
 	}
 	/*
 	 * Counted as the wire counts them: an RNR NAK, a lost request, a
-	 * sequence error NAK (both spend retry_cnt); a late one spends none.
+	 * sequence error NAK, a gap in the responses (counted already); all
+	 * but the RNR spend retry_cnt; a late one spends none.
 	 */
 	if (res->outcome == WAIT_RNR) {
 		rn_count_qp(qp, RN_CNT_RCVD_RNR);
@@ -571,16 +564,18 @@ static bool retry_or_fail(struct rn_qp *qp, const struct result *res,
 	} else if (res->outcome == WAIT_LATE) {
 		wait = res->wait_ns;
 	} else {
-		rn_count_qp(qp, res->outcome == WAIT_SEQ ? RN_CNT_RCVD_SEQ :
-							   RN_CNT_ACK_TIMEOUT);
+		if (res->outcome != WAIT_GAP)
+			rn_count_qp(qp, res->outcome == WAIT_SEQ ?
+						RN_CNT_RCVD_SEQ :
+						RN_CNT_ACK_TIMEOUT);
 		if (!qp->local->retry_left--) {
 			rn_count_qp(qp, RN_CNT_RETRY_EXC);
 			*fail = IBV_WC_RETRY_EXC_ERR;
 			return false;
 		}
 		rn_count_qp(qp, RN_CNT_RETRIES);
-		wait = res->outcome == WAIT_SEQ ? 0 :
-						  rn_ack_timeout_ns(qp->attr.timeout);
+		wait = res->outcome == WAIT_ACK ?
+			       rn_ack_timeout_ns(qp->attr.timeout) : 0;
 	}
 	rn_engine_wait(qp, wait == UINT64_MAX ? UINT64_MAX : now + wait);
 	return true;
@@ -590,11 +585,12 @@ static bool retry_or_fail(struct rn_qp *qp, const struct result *res,
  * An injected WR_ERROR for the WQE at sq_head, drawn before its first try:
  * true, and its completion in *res, if one fails it.
  */
-static bool injected_wr_error(struct rn_qp *qp, struct result *res)
+static bool injected_wr_error(struct rn_qp *qp, const struct rn_wqe *w,
+			      struct result *res)
 {
 	struct rn_fault f;
 
-	if (!qp->faults)
+	if (!qp->faults || !op_allowed(qp, w->opcode))
 		return false;
 	f = rn_fault_draw(qp, RN_FAULT_EV_WR);
 	if (f.kind != RN_FAULT_WR_ERROR)
@@ -603,10 +599,25 @@ static bool injected_wr_error(struct rn_qp *qp, struct result *res)
 	return true;
 }
 
+/*
+ * Whether a try of the QP's WQEs meets faults (fault.c): while it or its
+ * peer has rules, and while a try the faults held back is pending.
+ */
+static bool meets_faults(struct rn_qp *qp)
+{
+	struct rn_qp *peer;
+
+	if (qp->local->late || qp->local->request_late)
+		return true;
+	if (!qp->client->dev->engine->faulty_qps)
+		return false;
+	peer = rn_qp_by_qpn(qp->client->dev, qp->attr.dest_qp_num);
+	return qp->faults || (peer && peer->faults);
+}
+
 /* Execute up to 'budget' WQEs of the QP's send queue. */
 static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 {
-	bool faulty = qp->client->dev->engine->faulty_qps;
 	bool progress = false;
 	struct rn_wqe w;
 
@@ -621,6 +632,8 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 			rn_qp_fatal(qp, IBV_EVENT_QP_FATAL);
 			return true;
 		}
+		bool faulty = meets_faults(qp);
+
 		/* Where faults are injected, each WQE meets them alone. */
 		if (!faulty && rn_batchable(qp, &w) && !qp->local->wqe_started) {
 			unsigned int n = rn_batch_run(qp, budget + 1);
@@ -633,7 +646,8 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 		}
 		if (!faulty)
 			res = execute(qp, &w);
-		else if (qp->local->wqe_started || !injected_wr_error(qp, &res))
+		else if (qp->local->wqe_started ||
+			 !injected_wr_error(qp, &w, &res))
 			res = execute_faulty(qp, &w);
 		if (res.outcome != DONE) {
 			if (retry_or_fail(qp, &res, now, &fail))
@@ -642,6 +656,7 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 		}
 		qp->local->wqe_started = false;
 		qp->local->late = false;
+		qp->local->request_late = false;
 		/* The execution failed the QP itself (connected to itself, its
 		 * receive overran its CQ): ERR's flush retired this WQE.
 		 */
@@ -666,6 +681,7 @@ void rn_local_qp_reset(struct rn_qp *qp)
 {
 	qp->local->wqe_started = false;
 	qp->local->late = false;
+	qp->local->request_late = false;
 }
 
 void rn_local_qp_remove(struct rn_qp *qp)

@@ -29,6 +29,8 @@ struct rn_local_qp {
 	 */
 	bool late;
 	bool late_duplicate;
+	/* The request itself is late: the next try is its arrival. */
+	bool request_late;
 	uint8_t late_status; /* enum ibv_wc_status */
 	uint32_t late_len;
 };
@@ -40,6 +42,8 @@ void rn_local_qp_remove(struct rn_qp *qp);
 
 /* local.c */
 struct rn_qp *rn_local_peer(struct rn_qp *qp);
+/* The packets a message of len bytes takes at qp's path MTU: at least one. */
+uint32_t rn_local_packets(const struct rn_qp *qp, uint64_t len);
 void rn_local_advance_psns(struct rn_qp *qp, struct rn_qp *dst, uint64_t len);
 
 /* fault.c: what injected faults make of one try of a message */
@@ -56,14 +60,16 @@ struct rn_local_fault_result {
 	enum rn_local_fault what;
 	uint64_t ns;
 	uint32_t nak; /* enum rn_pkt_nak's values */
+	bool implied; /* SEQ: a gap in responses, not a NAK */
 };
 
-/* The request packets of a try of w from qp to dst (NULL: nobody), then
- * dst's taking it.
+/* The request packets of a try of w from qp to dst (NULL: nobody), unless
+ * they arrived already (late), then dst's taking it.
  */
 struct rn_local_fault_result rn_local_request_faults(struct rn_qp *qp,
 						     struct rn_qp *dst,
-						     const struct rn_wqe *w);
+						     const struct rn_wqe *w,
+						     bool arrived);
 /* The answers dst sends once it executed w (len bytes): its ACK, READ
  * responses or atomic ACK; NONE, LOST, SEQ or LATE.
  */

@@ -27,11 +27,6 @@
  */
 #include "wire/internal.h"
 
-static bool read_or_atomic(uint8_t op)
-{
-	return op == RN_OP_READ || op == RN_OP_CMP_SWAP || op == RN_OP_FETCH_ADD;
-}
-
 static struct rn_wire_send *head_send(struct rn_wire_qp *wq)
 {
 	return wq->head == wq->tail ? NULL :
@@ -165,7 +160,7 @@ static enum acked acknowledge(struct rn_wire_qp *wq, uint32_t psn)
 	if (rn_pkt_psn_cmp(next, wq->una) <= 0)
 		return ACKED; /* old news */
 	while ((s = head_send(wq)) && rn_pkt_psn_cmp(s->first_psn, psn) <= 0) {
-		if (read_or_atomic(s->opcode)) {
+		if (rn_op_read_or_atomic(s->opcode)) {
 			/* Its responses are what acknowledge it; an ACK past
 			 * its last PSN means some of them were lost.
 			 */
@@ -233,31 +228,6 @@ static bool acknowledge_before(struct rn_wire_qp *wq, uint32_t psn)
 	}
 }
 
-static enum ibv_wc_status nak_status(unsigned int code)
-{
-	switch (code) {
-	case RN_PKT_NAK_INV_REQ:
-		return IBV_WC_REM_INV_REQ_ERR;
-	case RN_PKT_NAK_REM_ACCESS:
-		return IBV_WC_REM_ACCESS_ERR;
-	default:
-		/* REM_OP, and whatever else: rxe's "unexpected NAK" */
-		return IBV_WC_REM_OP_ERR;
-	}
-}
-
-static enum rn_counter nak_counter(unsigned int code)
-{
-	switch (code) {
-	case RN_PKT_NAK_INV_REQ:
-		return RN_CNT_NAK_INV_REQ;
-	case RN_PKT_NAK_REM_ACCESS:
-		return RN_CNT_NAK_ACCESS;
-	default:
-		return RN_CNT_NAK_OP;
-	}
-}
-
 /* An RNR NAK or a NAK at psn (inside what was sent). */
 static void nak(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 {
@@ -291,8 +261,8 @@ static void nak(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 		return;
 	}
 	/* Rejected by the target: reported, never retried. */
-	rn_count_qp(wq->qp, nak_counter(value));
-	fail(wq, nak_status(value));
+	rn_count_qp(wq->qp, rn_pkt_nak_counter(value));
+	fail(wq, rn_pkt_nak_status(value));
 }
 
 /* An AETH that is not an ACK (in an ACK, a READ response, an atomic ACK). */

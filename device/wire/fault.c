@@ -12,7 +12,7 @@
 #include "engine/fault.h"
 #include "wire/internal.h"
 
-/* Packets held at most: a rule that would hold more lets them go at once. */
+/* Packets held at most: one more lets the oldest go first. */
 #define RN_WIRE_HELD_MAX 1024
 /* A reordered packet whose QP sends nothing more goes after this. */
 #define RN_WIRE_REORDER_NS 1000000ull
@@ -78,10 +78,14 @@ static bool hold(struct rn_wire *w, const struct rn_wire_tx *tx,
 		 unsigned int si, uint64_t delay_ns, bool after_next)
 {
 	struct rn_engine *e = w->dev->engine;
-	struct held *h;
+	struct held *h = malloc(sizeof(*h));
 
-	if (w->nheld >= RN_WIRE_HELD_MAX || !(h = malloc(sizeof(*h))))
+	if (!h)
 		return false;
+	/* Copied first: what goes out now is built where tx is. */
+	memcpy(&h->tx, tx, sizeof(*tx));
+	if (w->nheld >= RN_WIRE_HELD_MAX)
+		release(w, rn_container_of(w->held.next, struct held, link));
 	if (!w->nheld) {
 		if (rn_timers_reserve(&e->timers, e->ntimers + 1)) {
 			free(h);
@@ -92,7 +96,6 @@ static bool hold(struct rn_wire *w, const struct rn_wire_tx *tx,
 	h->when = rn_now_ns() + delay_ns;
 	h->after_next = after_next;
 	h->si = si;
-	memcpy(&h->tx, tx, sizeof(*tx));
 	rn_list_add_tail(&w->held, &h->link);
 	w->nheld++;
 	rearm(w);

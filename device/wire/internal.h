@@ -151,8 +151,10 @@ struct rn_wire_qp {
 	struct rn_timer rnr_timer;
 	struct rn_wqe wqe; /* the WQE at cur, fetched */
 	bool wqe_valid;
-	/* an injected WR_ERROR drawn for the WQE at fault_pos (0: none) */
-	bool fault_drawn;
+	/* what the rules of generation fault_rules (0: none drawn yet) drew
+	 * for the WQE at fault_pos: an injected WR_ERROR's status, or 0
+	 */
+	uint64_t fault_rules;
 	uint64_t fault_pos;
 	uint32_t fault_status;
 

@@ -570,14 +570,14 @@ void rn_wire_send_again(struct rn_device *dev, unsigned int si,
 	struct rn_wire *w = dev->engine->wire;
 	struct rn_wire_sock *s = &w->socks[si];
 
-	if (s->fd < 0) {
+	/* Its address gone since it was built (held back by a fault). */
+	if (s->fd < 0 || s->family != tx->to.sa.sa_family) {
 		rn_wire_count(dev, RN_CNT_NO_ROUTE);
 		return;
 	}
 	if (w->ntx && (w->tx_sock != (int)si || w->ntx == RN_WIRE_TX_BATCH))
 		rn_wire_flush(dev);
-	if (tx != &w->tx[w->ntx])
-		memcpy(&w->tx[w->ntx], tx, sizeof(*tx));
+	memcpy(&w->tx[w->ntx], tx, sizeof(*tx));
 	queue(dev, si);
 }
 

@@ -30,11 +30,6 @@
 #include "engine/fault.h"
 #include "wire/internal.h"
 
-static bool read_or_atomic(uint8_t op)
-{
-	return op == RN_OP_READ || op == RN_OP_CMP_SWAP || op == RN_OP_FETCH_ADD;
-}
-
 static bool reliable(const struct rn_wire_qp *wq)
 {
 	return wq->transport != RN_PKT_UC;
@@ -128,7 +123,7 @@ bool rn_wire_complete_head(struct rn_wire_qp *wq, enum ibv_wc_status status,
 		rn_qp_fatal(qp, IBV_EVENT_QP_FATAL);
 		return false;
 	}
-	if (read_or_atomic(s->opcode))
+	if (rn_op_read_or_atomic(s->opcode))
 		wq->rd_atomic--;
 	if (wq->cur == wq->head) {
 		wq->cur++;
@@ -199,15 +194,17 @@ static enum ibv_wc_status message_len(struct rn_wire_qp *wq,
 
 /*
  * An injected fault (engine/fault.h) fails the WQE at sq_next with its
- * status, drawn once for the WQE however often it must wait to start.
+ * status, drawn once for the WQE however often it must wait to start
+ * (again if the rules change meanwhile).
  */
 static enum ibv_wc_status injected_status(struct rn_wire_qp *wq)
 {
 	struct rn_fault f;
 
-	if (!wq->fault_drawn || wq->fault_pos != wq->sq_next) {
+	if (wq->fault_rules != rn_faults_generation(wq->qp) ||
+	    wq->fault_pos != wq->sq_next) {
 		f = rn_fault_draw(wq->qp, RN_FAULT_EV_WR);
-		wq->fault_drawn = true;
+		wq->fault_rules = rn_faults_generation(wq->qp);
 		wq->fault_pos = wq->sq_next;
 		wq->fault_status = f.kind == RN_FAULT_WR_ERROR ? f.value : 0;
 	}
@@ -269,7 +266,7 @@ static enum start start_next(struct rn_wire_qp *wq)
 	}
 	/* FENCE: after every READ and atomic before it has completed. */
 	if ((w->flags & RN_WQE_FENCE && wq->rd_atomic) ||
-	    (read_or_atomic(w->opcode) && wq->rd_atomic >= max_rd_atomic(qp))) {
+	    (rn_op_read_or_atomic(w->opcode) && wq->rd_atomic >= max_rd_atomic(qp))) {
 		wq->blocked = true;
 		return WAIT;
 	}
@@ -284,7 +281,7 @@ static enum start start_next(struct rn_wire_qp *wq)
 		.opcode = w->opcode,
 		.nslots = w->nslots,
 	};
-	if (read_or_atomic(w->opcode))
+	if (rn_op_read_or_atomic(w->opcode))
 		wq->rd_atomic++;
 	wq->next_psn = rn_pkt_psn_add(wq->next_psn, s->npsn);
 	wq->sq_next = (wq->sq_next + w->nslots) & RN_DB_SEQ_MASK;

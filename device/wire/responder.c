@@ -155,25 +155,13 @@ void rn_wire_send_acks(struct rn_device *dev)
 	}
 }
 
-static enum ibv_event_type nak_event(enum rn_pkt_nak code)
-{
-	switch (code) {
-	case RN_PKT_NAK_INV_REQ:
-		return IBV_EVENT_QP_REQ_ERR;
-	case RN_PKT_NAK_REM_ACCESS:
-		return IBV_EVENT_QP_ACCESS_ERR;
-	default:
-		return IBV_EVENT_QP_FATAL;
-	}
-}
-
 /* The NAK, now (before the QP's state goes), then the QP to ERR. */
 static void nak_and_fail(struct rn_wire_qp *wq, enum rn_pkt_nak code,
 			 uint32_t psn)
 {
 	drop_pending_answer(wq);
 	send_aeth(wq, rn_pkt_aeth_nak(code), psn);
-	rn_qp_fatal(wq->qp, nak_event(code));
+	rn_qp_fatal(wq->qp, rn_pkt_nak_event(code));
 }
 
 /*
@@ -792,6 +780,8 @@ static bool injected_answer(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt
 	f = rn_fault_draw(wq->qp, RN_FAULT_EV_REQUEST);
 	switch (f.kind) {
 	case RN_FAULT_RNR:
+		/* As a real one: nothing after it is taken until it comes again. */
+		wq->nak_sent = true;
 		answer(wq, rn_pkt_aeth_rnr_nak(wq->qp->attr.min_rnr_timer),
 		       pkt->p.psn);
 		return true;

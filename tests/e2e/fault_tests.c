@@ -33,9 +33,14 @@ struct fault_case {
 			 * or never used */
 	bool responder_fails; /* the responder goes to ERR */
 	struct counts req, resp;
+	/* The rules are cleared this long after the SEND is posted (0: not),
+	 * while what they did is still pending.
+	 */
+	unsigned int clear_after_ms;
 };
 
 #define RULE(k, n, v) { .kind = k, .nth = n, .value = v }
+#define EVERY(k, v) { .kind = k, .share = 1000000, .value = v }
 #define ANY -1
 #define NO_COUNTS                                                              \
 	{ 0, 0, 0, 0, 0, 0, 0, 0, 0 }
@@ -43,48 +48,56 @@ struct fault_case {
 static const struct fault_case cases[] = {
 	{ REQUESTER, RULE(RINGNICDV_FAULT_DROP, 1, 0), 100,
 	  IBV_WC_SUCCESS, true, false,
-	  { 1, 0, 1, 0, 0, 0, 0, 0, 1 }, NO_COUNTS },
+	  { 1, 0, 1, 0, 0, 0, 0, 0, 1 }, NO_COUNTS, 0 },
 	{ RESPONDER, RULE(RINGNICDV_FAULT_DROP, 1, 0), 100,
 	  IBV_WC_SUCCESS, true, false,
-	  { 1, 0, 1, 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 1, 0, 0, 1 } },
+	  { 1, 0, 1, 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 1, 0, 0, 1 }, 0 },
 	/* The second of three packets: the third comes after a gap. */
 	{ REQUESTER, RULE(RINGNICDV_FAULT_DROP, 2, 0), 3000,
 	  IBV_WC_SUCCESS, true, false,
-	  { 0, 1, 1, 0, 0, 0, 0, 0, 1 }, { 0, 0, 0, 0, 0, 0, 1, 0, 0 } },
+	  { 0, 1, 1, 0, 0, 0, 0, 0, 1 }, { 0, 0, 0, 0, 0, 0, 1, 0, 0 }, 0 },
 	{ REQUESTER, RULE(RINGNICDV_FAULT_CORRUPT_ICRC, 1, 0), 100,
 	  IBV_WC_SUCCESS, true, false,
-	  { 1, 0, 1, 0, 0, 0, 0, 0, 1 }, NO_COUNTS },
+	  { 1, 0, 1, 0, 0, 0, 0, 0, 1 }, NO_COUNTS, 0 },
 	{ REQUESTER, RULE(RINGNICDV_FAULT_DUPLICATE, 1, 0), 100,
 	  IBV_WC_SUCCESS, true, false,
-	  { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0, 0, 0, 0, 0, 1, 0, 0, 0 } },
+	  { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 },
 	/* Held behind the next packet: a gap, then go-back-N (how many NAKs
 	 * depends on when the requester reads them). */
 	{ REQUESTER, RULE(RINGNICDV_FAULT_REORDER, 1, 0), 3000,
 	  IBV_WC_SUCCESS, true, false,
-	  { 0, ANY, ANY, 0, 0, 0, 0, 0, 1 }, { 0, 0, 0, 0, 0, ANY, ANY, 0, 0 } },
+	  { 0, ANY, ANY, 0, 0, 0, 0, 0, 1 }, { 0, 0, 0, 0, 0, ANY, ANY, 0, 0 }, 0 },
 	/* Late, within the ACK timeout: no retry. */
 	{ REQUESTER, RULE(RINGNICDV_FAULT_DELAY, 1, 20000), 100,
 	  IBV_WC_SUCCESS, true, false,
-	  { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, NO_COUNTS },
+	  { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, NO_COUNTS, 0 },
 	{ RESPONDER, RULE(RINGNICDV_FAULT_RNR, 1, 0), 100, IBV_WC_SUCCESS,
 	  true, false,
-	  { 0, 0, 0, 1, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0, 0, 0, 1 } },
+	  { 0, 0, 0, 1, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, 0 },
 	{ RESPONDER,
 	  RULE(RINGNICDV_FAULT_NAK, 1, RINGNICDV_NAK_PSN_SEQUENCE), 100,
 	  IBV_WC_SUCCESS, true, false,
-	  { 0, 1, 1, 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0, 0, 0, 1 } },
+	  { 0, 1, 1, 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, 0 },
 	{ RESPONDER,
 	  RULE(RINGNICDV_FAULT_NAK, 1, RINGNICDV_NAK_REMOTE_ACCESS), 100,
 	  IBV_WC_REM_ACCESS_ERR, false, true,
-	  { 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0, 0, 0, 1 } },
+	  { 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, 0 },
 	{ RESPONDER,
 	  RULE(RINGNICDV_FAULT_NAK, 1, RINGNICDV_NAK_INVALID_REQUEST), 100,
 	  IBV_WC_REM_INV_REQ_ERR, false, true,
-	  { 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0, 0, 0, 1 } },
+	  { 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, 0 },
 	{ REQUESTER,
 	  RULE(RINGNICDV_FAULT_WR_ERROR, 1, IBV_WC_LOC_PROT_ERR), 100,
 	  IBV_WC_LOC_PROT_ERR, false, false,
-	  { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, NO_COUNTS },
+	  { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, NO_COUNTS, 0 },
+	/* The ACK lost, the rules gone before the retry: still once. */
+	{ RESPONDER, RULE(RINGNICDV_FAULT_DROP, 1, 0), 100, IBV_WC_SUCCESS,
+	  true, false,
+	  { 1, 0, 1, 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 1, 0, 0, 1 }, 10 },
+	/* Every packet late, the retries' too: it arrives all the same. */
+	{ REQUESTER, EVERY(RINGNICDV_FAULT_DELAY, 1000), 3000, IBV_WC_SUCCESS,
+	  true, false,
+	  { ANY, ANY, ANY, 0, 0, 0, 0, 0, ANY }, { 0, 0, 0, 0, 0, ANY, ANY, 0, 0 }, 0 },
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -94,7 +107,8 @@ static int set_rules(struct ibv_qp *qp, const struct ringnicdv_fault *rules,
 	struct ringnicdv_faults f = { .seed = seed, .num_faults = n };
 	int ret;
 
-	memcpy(f.faults, rules, n * sizeof(*rules));
+	if (n)
+		memcpy(f.faults, rules, n * sizeof(*rules));
 	ret = ringnicdv_set_qp_faults(qp, &f, sizeof(f));
 	CHECK(!ret, "ringnicdv_set_qp_faults: %s", strerror(ret));
 	return 0;
@@ -215,6 +229,10 @@ static int fault_resp(struct e2e_proc *p, const struct fault_case *c)
 	if (c->side == RESPONDER)
 		TRY(set_rules(s.qp, &c->rule, 1, 0));
 	TRY(e2e_sync(p, "ready"));
+	if (c->clear_after_ms) {
+		e2e_sleep_ms(c->clear_after_ms);
+		TRY(set_rules(s.qp, NULL, 0, 0));
+	}
 	TRY(e2e_sync(p, "sent"));
 	if (c->delivered) {
 		TRY(expect_recv_ok(&s, 9, IBV_WC_RECV, c->len, false, 0));
@@ -243,8 +261,8 @@ static int fault_resp(struct e2e_proc *p, const struct fault_case *c)
 	}
 FAULT_FNS(0) FAULT_FNS(1) FAULT_FNS(2) FAULT_FNS(3) FAULT_FNS(4) FAULT_FNS(5)
 FAULT_FNS(6) FAULT_FNS(7) FAULT_FNS(8) FAULT_FNS(9) FAULT_FNS(10)
-FAULT_FNS(11)
-_Static_assert(N_CASES == 12, "one FAULT_FNS per case");
+FAULT_FNS(11) FAULT_FNS(12) FAULT_FNS(13)
+_Static_assert(N_CASES == 14, "one FAULT_FNS per case");
 
 /* ============================================================ the seed */
 
@@ -474,6 +492,8 @@ const struct e2e_test e2e_fault_tests[] = {
 	CASE(9, "nak_remote_access"),
 	CASE(10, "nak_invalid_request"),
 	CASE(11, "wr_error"),
+	CASE(12, "drop_ack_then_clear"),
+	CASE(13, "delay_every_packet"),
 	PAIR("seeded_drops", seeded_req, seeded_resp),
 	PAIR("ud_drop_duplicate", ud_req, ud_resp),
 	{ .group = "faults", .name = "bad_rules", .nroles = 1,
