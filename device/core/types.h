@@ -228,6 +228,31 @@ struct rn_qp_opener {
 	uint64_t user_handle;
 };
 
+/*
+ * What a QP counts of itself (struct rn_qp_ctrl's wire counts), as a QP
+ * counter sums it (verbs/qp_counter.c, `rdma statistic qp`).
+ */
+#define RN_QP_COUNTS 9
+
+/*
+ * A QP counter (`rdma statistic qp`, the kernel's rdma_counter): the
+ * counts of the QPs bound to it, each from the moment it was bound, and
+ * what QPs since unbound added.  verbs/qp_counter.c keeps them; the
+ * engine's thread owns them.
+ */
+struct rn_qp_counter {
+	struct rn_list link; /* on dev->qp_counters.list, oldest first */
+	uint32_t id;
+	/* made by auto mode, for QPs alike in what its mask says
+	 * (RDMA_COUNTER_MASK_*); 0: bound by hand
+	 */
+	uint32_t auto_mask;
+	uint8_t qp_type; /* its first QP's */
+	pid_t pid; /* its first QP's process */
+	uint32_t nqps; /* bound now: the counter goes with the last */
+	uint64_t left[RN_QP_COUNTS]; /* what QPs unbound since had added */
+};
+
 struct rn_qp {
 	struct rn_client *client; /* XRC_RECV: one of its openers */
 	uint32_t handle; /* index in the client's QP table and doorbells */
@@ -269,6 +294,9 @@ struct rn_qp {
 	struct rn_timer wait_timer;
 	/* The engine's: its fault rules (engine/fault.c); NULL: none. */
 	struct rn_fault_plan *faults;
+	/* The QP counter it is bound to, or NULL, and its counts then. */
+	struct rn_qp_counter *counter;
+	uint32_t counter_base[RN_QP_COUNTS];
 
 	bool comm_est; /* IBV_EVENT_COMM_EST sent for this connection */
 	bool sqd_notify; /* in SQD: IBV_EVENT_SQ_DRAINED once nothing is in flight */
@@ -423,6 +451,12 @@ struct rn_device {
 	struct {
 		uint32_t ctx, pd, cq;
 	} next_resn;
+	/* QP counters (verbs/qp_counter.c): the port's one mode. */
+	struct {
+		struct rn_list list;
+		uint32_t next_id;
+		uint32_t auto_mask; /* RDMA_COUNTER_MASK_*; 0: not auto */
+	} qp_counters;
 
 	bool local_on_wire; /* connect local QPs over the wire too */
 	struct rn_cm *cm; /* rdma_cm, userspace mode (cm/) */

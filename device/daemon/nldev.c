@@ -9,11 +9,12 @@
  *
  * Answered: the device (GET), its port (PORT_GET), the resource summary
  * (RES_GET), QPs, CQs, MRs, PDs, contexts, SRQs and rdma_cm ids
- * (RES_*_GET, one or all), the port's hw counters (STAT_GET), the
- * statistic mode of QP counters (none: no counter objects are offered),
- * and the system's settings (SYS_GET).  Changes (SET, NEWLINK, DELLINK,
- * STAT_SET, STAT_DEL, SYS_SET) are not offered: EOPNOTSUPP, or EPERM for a
- * caller the kernel would refuse them to.
+ * (RES_*_GET, one or all), the port's hw counters (STAT_GET), QP counters
+ * (verbs/qp_counter.c: STAT_GET of QPs, their mode, one or all; STAT_SET
+ * and STAT_DEL for root and ringnicd's user, as the kernel's admin rule),
+ * and the system's settings (SYS_GET).  Changes to the device (SET,
+ * NEWLINK, DELLINK, SYS_SET) and dynamic counters are not offered:
+ * EOPNOTSUPP, or EPERM for a caller the kernel would refuse them to.
  *
  * Resources are numbered as the kernel's resource tracking numbers them:
  * QPNs, MR key indices, rdma_cm handles, SRQNs, and the device-wide
@@ -61,6 +62,10 @@ struct answer {
 	struct rn_device *dev;
 	const struct nlmsghdr *req;
 	uint32_t port; /* a dump of the objects of this port only; 0: all */
+	uint32_t reply_type; /* the replies' command, if not the request's */
+	/* STAT_SET and STAT_DEL: the counter and QP they answer about */
+	bool bound;
+	uint32_t cntn, lqpn;
 	struct nl_msg *msg; /* the message being filled, or NULL */
 	int error; /* 0, or a negative errno that ends the answer */
 };
@@ -105,7 +110,10 @@ static int begin(struct answer *a, int flags)
 	if (!a->msg)
 		return -ENOMEM;
 	if (!nlmsg_put(a->msg, a->req->nlmsg_pid, a->req->nlmsg_seq,
-		       a->req->nlmsg_type, 0, flags)) {
+		       a->reply_type ? RDMA_NL_GET_TYPE(RDMA_NL_NLDEV,
+							a->reply_type) :
+				       a->req->nlmsg_type,
+		       0, flags)) {
 		nlmsg_free(a->msg);
 		a->msg = NULL;
 		return -ENOMEM;
@@ -127,7 +135,8 @@ static int put_u64(struct nl_msg *msg, int type, uint64_t v)
 
 /*
  * Nests as the kernel's nldev.c makes them: libnl marks each NLA_F_NESTED,
- * the kernel only the tables of counters (nla_nest_start); the others
+ * as the kernel marks those it added with counters (nla_nest_start: the
+ * tables of counters and their entries, a counter's QPs); the older ones
  * (nla_nest_start_noflag) end with nest_end, which takes the mark off.
  */
 static struct nlattr *nest(struct nl_msg *msg, int type)
@@ -516,6 +525,88 @@ static const struct res_kind kinds[] = {
 	  fill_srq, next_srq, srq_id },
 };
 
+/* ---- QP counters (verbs/qp_counter.c) ---------------------------------- */
+
+static int fill_counter(struct answer *a, const void *obj)
+{
+	const struct rn_qp_counter *c = obj;
+	uint64_t values[RN_QP_COUNTS];
+	struct nl_msg *m = a->msg;
+	struct nlattr *table, *entry;
+	const struct rn_qp *qp;
+	uint32_t index;
+	unsigned int i;
+
+	if (a->port && a->port != 1)
+		return SKIP;
+	if (nla_put_u32(m, RDMA_NLDEV_ATTR_PORT_INDEX, 1) ||
+	    nla_put_u32(m, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, c->id) ||
+	    nla_put_u32(m, RDMA_NLDEV_ATTR_STAT_MODE,
+			c->auto_mask ? RDMA_COUNTER_MODE_AUTO :
+				       RDMA_COUNTER_MODE_MANUAL) ||
+	    ((c->auto_mask & RDMA_COUNTER_MASK_QP_TYPE) &&
+	     nla_put_u8(m, RDMA_NLDEV_ATTR_RES_TYPE, c->qp_type)) ||
+	    ((c->auto_mask & RDMA_COUNTER_MASK_PID) && put_pid(m, c->pid)))
+		return -NLE_NOMEM;
+	table = nla_nest_start(m, RDMA_NLDEV_ATTR_RES_QP);
+	if (!table)
+		return -NLE_NOMEM;
+	for (index = 0; index < a->dev->qpns.size; index++) {
+		qp = rn_table_get(&a->dev->qpns, index);
+		if (!qp || qp->counter != c)
+			continue;
+		entry = nla_nest_start(m, RDMA_NLDEV_ATTR_RES_QP_ENTRY);
+		if (!entry || nla_put_u32(m, RDMA_NLDEV_ATTR_RES_LQPN, qp->qpn))
+			return -NLE_NOMEM;
+		nla_nest_end(m, entry);
+	}
+	nla_nest_end(m, table);
+	rn_qp_counter_values(a->dev, c, values);
+	table = nla_nest_start(m, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+	if (!table)
+		return -NLE_NOMEM;
+	for (i = 0; i < RN_QP_COUNTS; i++) {
+		entry = nla_nest_start(m, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+		if (!entry ||
+		    nla_put_string(m, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME,
+				   rn_qp_count_names[i]) ||
+		    put_u64(m, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE,
+			    values[i]))
+			return -NLE_NOMEM;
+		nla_nest_end(m, entry);
+	}
+	nla_nest_end(m, table);
+	return 0;
+}
+
+/* The counters in the order of their ids: the cursor is the next id. */
+static const void *next_counter(struct rn_device *dev, uint64_t *cursor)
+{
+	struct rn_list *pos, *tmp;
+
+	rn_list_for_each_safe(pos, tmp, &dev->qp_counters.list) {
+		struct rn_qp_counter *c =
+			rn_container_of(pos, struct rn_qp_counter, link);
+
+		if (c->id >= *cursor) {
+			*cursor = (uint64_t)c->id + 1;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+static uint32_t counter_id(const void *o)
+{
+	return ((const struct rn_qp_counter *)o)->id;
+}
+
+static const struct res_kind counters = {
+	RDMA_NLDEV_CMD_STAT_GET, RDMA_NLDEV_ATTR_STAT_COUNTER,
+	RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY, RDMA_NLDEV_ATTR_STAT_COUNTER_ID,
+	NULL, fill_counter, next_counter, counter_id,
+};
+
 static const struct res_kind *kind_of(int cmd)
 {
 	size_t i;
@@ -648,19 +739,33 @@ static int fill_hwcounters(struct answer *a)
 		    put_u64(a->msg, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE,
 			    a->dev->port.counters[c]))
 			return -NLE_NOMEM;
-		nest_end(a->msg, entry);
+		nla_nest_end(a->msg, entry);
 	}
 	nla_nest_end(a->msg, table);
 	return 0;
 }
 
-/* QP counters: the mode is manual, and none is bound. */
+/* The port's mode of QP counters (verbs/qp_counter.c). */
 static int fill_stat_mode(struct answer *a)
 {
+	uint32_t mode = rn_qp_counter_mode(a->dev);
+
 	if (put_handle(a) || nla_put_u32(a->msg, RDMA_NLDEV_ATTR_PORT_INDEX, 1) ||
-	    nla_put_u32(a->msg, RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP) ||
-	    nla_put_u32(a->msg, RDMA_NLDEV_ATTR_STAT_MODE,
-			RDMA_COUNTER_MODE_NONE))
+	    nla_put_u32(a->msg, RDMA_NLDEV_ATTR_STAT_MODE, mode) ||
+	    (mode == RDMA_COUNTER_MODE_AUTO &&
+	     nla_put_u32(a->msg, RDMA_NLDEV_ATTR_STAT_AUTO_MODE_MASK,
+			 a->dev->qp_counters.auto_mask)))
+		return -NLE_NOMEM;
+	return 0;
+}
+
+/* STAT_SET's and STAT_DEL's reply: the port, and the binding made or gone. */
+static int fill_stat_set(struct answer *a)
+{
+	if (put_handle(a) || nla_put_u32(a->msg, RDMA_NLDEV_ATTR_PORT_INDEX, 1) ||
+	    (a->bound &&
+	     (nla_put_u32(a->msg, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, a->cntn) ||
+	      nla_put_u32(a->msg, RDMA_NLDEV_ATTR_RES_LQPN, a->lqpn))))
 		return -NLE_NOMEM;
 	return 0;
 }
@@ -687,6 +792,10 @@ static struct nla_policy policy[RDMA_NLDEV_ATTR_MAX] = {
 	[RDMA_NLDEV_ATTR_RES_SRQN] = { .type = NLA_U32 },
 	[RDMA_NLDEV_ATTR_RES_CM_IDN] = { .type = NLA_U32 },
 	[RDMA_NLDEV_ATTR_STAT_RES] = { .type = NLA_U32 },
+	[RDMA_NLDEV_ATTR_STAT_MODE] = { .type = NLA_U32 },
+	[RDMA_NLDEV_ATTR_STAT_AUTO_MODE_MASK] = { .type = NLA_U32 },
+	[RDMA_NLDEV_ATTR_STAT_COUNTER_ID] = { .type = NLA_U32 },
+	[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS] = { .type = NLA_NESTED },
 };
 
 /* A message built by one fill function, alone or as one of a dump. */
@@ -699,6 +808,62 @@ static int one(struct answer *a, int (*fill)(struct answer *), bool dump)
 	if (fill(a))
 		return -ENOBUFS;
 	return emit(a);
+}
+
+/*
+ * STAT_SET of QP counters: auto mode (its mask; 0 ends it), or a QP bound
+ * to a new counter or to one named.  Dynamic counters
+ * (RDMA_NLDEV_ATTR_STAT_HWCOUNTERS) are not offered.
+ */
+static int stat_set(struct answer *a, struct nlattr **tb)
+{
+	struct nlattr *mask = tb[RDMA_NLDEV_ATTR_STAT_AUTO_MODE_MASK];
+	bool existing = tb[RDMA_NLDEV_ATTR_STAT_COUNTER_ID];
+	int ret;
+
+	if (!tb[RDMA_NLDEV_ATTR_PORT_INDEX] ||
+	    (!tb[RDMA_NLDEV_ATTR_STAT_MODE] &&
+	     !tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS]))
+		return -EINVAL;
+	if (tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS])
+		return -EOPNOTSUPP;
+	if (!tb[RDMA_NLDEV_ATTR_STAT_RES] ||
+	    nla_get_u32(tb[RDMA_NLDEV_ATTR_STAT_RES]) != RDMA_NLDEV_ATTR_RES_QP)
+		return -EINVAL;
+	if (nla_get_u32(tb[RDMA_NLDEV_ATTR_STAT_MODE]) ==
+	    RDMA_COUNTER_MODE_AUTO) {
+		ret = rn_qp_counter_set_auto(a->dev,
+					     mask ? nla_get_u32(mask) : 0);
+	} else {
+		if (!tb[RDMA_NLDEV_ATTR_RES_LQPN])
+			return -EINVAL;
+		a->lqpn = nla_get_u32(tb[RDMA_NLDEV_ATTR_RES_LQPN]);
+		if (existing)
+			a->cntn = nla_get_u32(tb[RDMA_NLDEV_ATTR_STAT_COUNTER_ID]);
+		ret = rn_qp_counter_bind(a->dev, a->lqpn, existing, &a->cntn);
+		a->bound = !ret;
+	}
+	return ret ? -ret : one(a, fill_stat_set, false);
+}
+
+/* STAT_DEL: a QP unbound from its counter; answered as STAT_SET is. */
+static int stat_del(struct answer *a, struct nlattr **tb)
+{
+	int ret;
+
+	if (!tb[RDMA_NLDEV_ATTR_STAT_RES] || !tb[RDMA_NLDEV_ATTR_PORT_INDEX] ||
+	    !tb[RDMA_NLDEV_ATTR_STAT_COUNTER_ID] ||
+	    !tb[RDMA_NLDEV_ATTR_RES_LQPN] ||
+	    nla_get_u32(tb[RDMA_NLDEV_ATTR_STAT_RES]) != RDMA_NLDEV_ATTR_RES_QP)
+		return -EINVAL;
+	a->cntn = nla_get_u32(tb[RDMA_NLDEV_ATTR_STAT_COUNTER_ID]);
+	a->lqpn = nla_get_u32(tb[RDMA_NLDEV_ATTR_RES_LQPN]);
+	ret = rn_qp_counter_unbind(a->dev, a->lqpn, a->cntn);
+	if (ret)
+		return -ret;
+	a->bound = true;
+	a->reply_type = RDMA_NLDEV_CMD_STAT_SET;
+	return one(a, fill_stat_set, false);
 }
 
 /*
@@ -733,20 +898,27 @@ static int serve(struct answer *a, struct nlattr **tb, bool dump)
 		if (nla_get_u32(tb[RDMA_NLDEV_ATTR_STAT_RES]) !=
 		    RDMA_NLDEV_ATTR_RES_QP)
 			return -EINVAL;
-		/* A dump lists the bound counters: none. */
-		return dump ? 0 : one(a, fill_stat_mode, false);
+		if (dump)
+			break; /* the QP counters, below */
+		if (tb[RDMA_NLDEV_ATTR_STAT_COUNTER_ID])
+			return get_res(a, &counters, tb);
+		if (!tb[RDMA_NLDEV_ATTR_STAT_MODE])
+			return -EINVAL;
+		return one(a, fill_stat_mode, false);
+	case RDMA_NLDEV_CMD_STAT_SET:
+		return a->nl->privileged ? stat_set(a, tb) : -EPERM;
+	case RDMA_NLDEV_CMD_STAT_DEL:
+		return a->nl->privileged ? stat_del(a, tb) : -EPERM;
 	case RDMA_NLDEV_CMD_SET:
 	case RDMA_NLDEV_CMD_NEWLINK:
 	case RDMA_NLDEV_CMD_DELLINK:
 	case RDMA_NLDEV_CMD_SYS_SET:
-	case RDMA_NLDEV_CMD_STAT_SET:
-	case RDMA_NLDEV_CMD_STAT_DEL:
 	case RDMA_NLDEV_CMD_RES_QP_GET_RAW:
 	case RDMA_NLDEV_CMD_RES_CQ_GET_RAW:
 	case RDMA_NLDEV_CMD_RES_MR_GET_RAW:
 		return a->nl->privileged ? -EOPNOTSUPP : -EPERM;
 	}
-	k = kind_of(cmd);
+	k = cmd == RDMA_NLDEV_CMD_STAT_GET ? &counters : kind_of(cmd);
 	if (!k)
 		return -EOPNOTSUPP;
 	if (!dump)

@@ -17,8 +17,12 @@
  */
 int rn_device_setup(struct rn_device *dev, uint64_t guid)
 {
-	return rn_device_init(dev, guid) ?: rn_engine_init(dev) ?:
-	       rn_local_init(dev) ?: rn_wire_init(dev);
+	int ret = rn_device_init(dev, guid);
+
+	if (ret)
+		return ret;
+	rn_qp_counters_init(dev);
+	return rn_engine_init(dev) ?: rn_local_init(dev) ?: rn_wire_init(dev);
 }
 
 /*

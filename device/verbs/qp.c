@@ -461,6 +461,8 @@ int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *re
 		}
 	}
 	rn_qp_set_state(qp, next);
+	if (cur == IBV_QPS_RESET)
+		rn_qp_counter_qp_ready(qp);
 	if (next == IBV_QPS_RTS && (cur == IBV_QPS_RTR || cur == IBV_QPS_SQE))
 		rn_qp_transport_start(qp);
 	if (next == IBV_QPS_RTS && qp->sq_head != qp->sq_prod)
@@ -497,6 +499,7 @@ static void qp_free(struct rn_qp *qp)
 
 	rn_engine_qp_remove(qp);
 	rn_faults_free(qp);
+	rn_qp_counter_qp_gone(qp);
 	rn_qp_transport_release(qp, NULL);
 	rn_local_qp_remove(qp);
 	rn_sq_forget(qp);

@@ -65,6 +65,11 @@ elif ! grep -q "Operation not supported" "$out/set.err"; then
 	fail "rdma dev set: $(cat "$out/set.err")"
 fi
 
+# QP counters: in auto mode by type on ringnic0, the QPs to come.
+ringnic-run rdma statistic qp set link ringnic0/1 auto type on \
+	2>"$out/auto.err" || fail "auto mode: $(cat "$out/auto.err")"
+json qpmode statistic qp mode link ringnic0/1
+
 # ---- the resources of programs across the hosts ------------------------
 # ib_write_bw: server on ringnic0 (this host), client on ringnic1, 100
 # QPs each (more than one netlink message holds), until they are killed;
@@ -92,7 +97,15 @@ for _ in $(seq 200); do
 	kill -0 $server $client 2>/dev/null || break
 	sleep 0.1
 done
-sleep 0.5
+# One client QP loses 2 % of its packets, and is bound by hand to a
+# counter of ringnic1 (manual mode): both counters see it.
+cqpn=$(sed -nE 's/.*local address: .*QPN (0x[0-9a-f]+).*/\1/p' "$out/client.txt" | head -n 1)
+ringnic-fault -d ringnic1 "$cqpn" drop,share=2% >/dev/null ||
+	fail "ringnic-fault on client QP $cqpn"
+ringnic-run rdma statistic qp bind link ringnic1/1 lqpn $((cqpn)) \
+	2>"$out/bind.err" || fail "bind: $(cat "$out/bind.err")"
+echo "$((cqpn))" >"$out/bound.txt"
+sleep 1
 {
 	echo "$(pgrep -xf "${bw[*]} -d ringnic0") server"
 	echo "$(pgrep -xf "${bw[*]} -d ringnic1 198.18.0.1") client"
@@ -112,13 +125,31 @@ json ctx res show ctx
 json cm_id res show cm_id
 lqpn=$(sed -nE 's/.*local address: .*QPN (0x[0-9a-f]+).*/\1/p' "$out/server.txt" | sort | head -n 1)
 json qp_one res show qp link ringnic0/1 lqpn $((lqpn))
+json qpstat statistic qp show
 # A plain user sees the objects, not their keys.
 chmod 755 "$RINGNIC_RUNTIME_DIR"
 setpriv --reuid=nobody --regid=nogroup --clear-groups \
 	ringnic-run rdma -j res show mr >"$out/mr_nobody.json" \
 	2>"$out/mr_nobody.err" ||
 	fail "rdma res show mr as nobody: $(cat "$out/mr_nobody.err")"
+setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	ringnic-run rdma statistic qp set link ringnic0/1 auto off \
+	>/dev/null 2>"$out/auto_nobody.err" &&
+	fail "a plain user changed the QP counters' mode"
+grep -q "Operation not permitted" "$out/auto_nobody.err" ||
+	fail "nobody's auto off: $(cat "$out/auto_nobody.err")"
 python3 "$here/rdma_tool_check.py" resources "$out" || fail "resources"
+# Unbound: the counter goes with its only QP.
+cntn=$(python3 -c 'import json, sys
+print(next(c["cntn"] for c in json.load(open(sys.argv[1]))
+           if c["ifname"] == "ringnic1"))' "$out/qpstat.json" 2>/dev/null)
+ringnic-run rdma statistic qp unbind link ringnic1/1 cntn "${cntn:-0}" \
+	lqpn $((cqpn)) 2>"$out/unbind.err" || fail "unbind: $(cat "$out/unbind.err")"
+json qpstat1 statistic qp show link ringnic1/1
+[ "$(cat "$out/qpstat1.json")" = "[]" ] ||
+	fail "after unbind: $(cat "$out/qpstat1.json")"
+ringnic-run rdma statistic qp set link ringnic0/1 auto off ||
+	fail "auto off"
 
 # They ran all along: no error ended them.
 kill -CONT $programs

@@ -181,6 +181,34 @@ def resources(d):
 
     check(mrs and all({"rkey", "lkey"} <= set(m) and "iova" not in m
                       for m in mrs), f"root's MRs: keys, no address: {mrs}")
+    # QP counters: ringnic0's auto counter of RC QPs holds every QP of the
+    # server and of rping's server there, and saw the client's losses as
+    # gaps; ringnic1's manual one holds the client QP bound, which lost
+    # packets and retried since.
+    mode = load(d, "qpmode")
+    check(len(mode) == 1 and mode[0].get("mode") == "qp auto type on",
+          f"rdma statistic qp mode: {mode}")
+    counters = load(d, "qpstat")
+    auto = [c for c in counters if c.get("ifname") == "ringnic0"]
+    printed = perftest(d, "server")
+    rping = [q.get("lqpn") for q in on(qps, "ringnic0",
+                                       pids.get("rping_server"))]
+    if check(len(auto) == 1, f"ringnic0's QP counters: {auto}") and printed:
+        c = auto[0]
+        check(c.get("qp-type") == "RC" and
+              set(printed[0]) | set(rping) <= set(c.get("lqpn", [])),
+              f"auto counter: {c}, server QPs {sorted(printed[0])}, "
+              f"rping's {rping}")
+        check(c.get("out_of_sequence", 0) > 0, f"no gaps counted: {c}")
+    bound = int(open(os.path.join(d, "bound.txt")).read())
+    manual = [c for c in counters if c.get("ifname") == "ringnic1"]
+    if check(len(manual) == 1, f"ringnic1's QP counters: {manual}"):
+        c = manual[0]
+        check(c.get("lqpn") == [bound] and "qp-type" not in c and
+              c.get("injected_faults", 0) > 0 and
+              c.get("completer_retry_err", 0) > 0,
+              f"manual counter of QP {bound}: {c}")
+
     nobody = load(d, "mr_nobody")
     check(len(nobody) == len(mrs) and
           not any({"rkey", "lkey", "iova"} & set(m) for m in nobody) and
