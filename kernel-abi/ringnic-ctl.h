@@ -581,10 +581,18 @@ enum rn_fault_kind {
 	RN_FAULT_MARK_CE,
 	/* Requests the QP receives. */
 	RN_FAULT_RNR,
-	RN_FAULT_NAK, /* value: the AETH NAK code (enum rn_pkt_nak) */
+	RN_FAULT_NAK, /* value: enum rn_fault_nak */
 	/* Send WRs of the QP. */
 	RN_FAULT_WR_ERROR, /* value: an enum ibv_wc_status but SUCCESS */
 	RN_FAULT_KIND_MAX = RN_FAULT_WR_ERROR,
+};
+
+/* RN_FAULT_NAK's values: the AETH's NAK codes (IB spec 9.7.5.2.4). */
+enum rn_fault_nak {
+	RN_FAULT_NAK_PSN_SEQ,
+	RN_FAULT_NAK_INV_REQ,
+	RN_FAULT_NAK_REM_ACCESS,
+	RN_FAULT_NAK_REM_OP,
 };
 
 struct rn_fault_rule {

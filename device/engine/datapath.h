@@ -21,6 +21,33 @@ static inline bool rn_op_read_or_atomic(uint8_t op)
 	return op == RN_OP_READ || op == RN_OP_CMP_SWAP || op == RN_OP_FETCH_ADD;
 }
 
+/*
+ * What a NAK that refuses a request means, as rxe gives it, by its AETH
+ * code (enum rn_fault_nak's values; REM_OP and any other code: rxe's
+ * "unexpected NAK"): the requester's completion status and counter, the
+ * responder's async event.
+ */
+static inline enum ibv_wc_status rn_nak_status(unsigned int code)
+{
+	return code == RN_FAULT_NAK_INV_REQ    ? IBV_WC_REM_INV_REQ_ERR :
+	       code == RN_FAULT_NAK_REM_ACCESS ? IBV_WC_REM_ACCESS_ERR :
+						 IBV_WC_REM_OP_ERR;
+}
+
+static inline enum rn_counter rn_nak_counter(unsigned int code)
+{
+	return code == RN_FAULT_NAK_INV_REQ    ? RN_CNT_NAK_INV_REQ :
+	       code == RN_FAULT_NAK_REM_ACCESS ? RN_CNT_NAK_ACCESS :
+						 RN_CNT_NAK_OP;
+}
+
+static inline enum ibv_event_type rn_nak_event(unsigned int code)
+{
+	return code == RN_FAULT_NAK_INV_REQ    ? IBV_EVENT_QP_REQ_ERR :
+	       code == RN_FAULT_NAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR :
+						 IBV_EVENT_QP_FATAL;
+}
+
 /* sq.c */
 int rn_sq_fetch_at(struct rn_qp *qp, uint64_t pos, struct rn_wqe *w);
 int rn_sq_fetch(struct rn_qp *qp, struct rn_wqe *w);

@@ -39,7 +39,7 @@ static bool rule_valid(const struct rn_fault_rule *r)
 		/* Within what a retransmit timer waits: up to 1 s. */
 		return r->value && r->value <= 1000000;
 	case RN_FAULT_NAK:
-		return r->value <= 3; /* enum ringnicdv_nak: the AETH's codes */
+		return r->value <= RN_FAULT_NAK_REM_OP;
 	case RN_FAULT_WR_ERROR:
 		return r->value > IBV_WC_SUCCESS &&
 		       r->value <= IBV_WC_TM_RNDV_INCOMPLETE;

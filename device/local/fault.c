@@ -16,7 +16,6 @@
  */
 #include "engine/fault.h"
 #include "local/local.h"
-#include "wire/packet.h"
 
 static uint64_t message_len(const struct rn_wqe *w)
 {
@@ -137,7 +136,7 @@ struct rn_local_fault_result rn_local_request_faults(struct rn_qp *qp,
 	if (f.kind == RN_FAULT_RNR) {
 		r.what = RN_LOCAL_FAULT_RNR;
 	} else if (f.kind == RN_FAULT_NAK) {
-		r.what = f.value == RN_PKT_NAK_PSN_SEQ ? RN_LOCAL_FAULT_SEQ :
+		r.what = f.value == RN_FAULT_NAK_PSN_SEQ ? RN_LOCAL_FAULT_SEQ :
 							 RN_LOCAL_FAULT_NAK;
 		r.nak = f.value;
 	}

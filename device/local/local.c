@@ -21,7 +21,6 @@
 
 #include "engine/fault.h"
 #include "local/local.h"
-#include "wire/packet.h"
 
 static bool reliable(const struct rn_qp *qp)
 {
@@ -508,8 +507,8 @@ static struct result execute_faulty(struct rn_qp *qp, const struct rn_wqe *w)
 	case RN_LOCAL_FAULT_RNR:
 		return receiver_not_ready(qp, dst, 0);
 	case RN_LOCAL_FAULT_NAK:
-		return nak(qp, dst, rn_pkt_nak_status(f.nak),
-			   rn_pkt_nak_event(f.nak), 0, true);
+		return nak(qp, dst, rn_nak_status(f.nak),
+			   rn_nak_event(f.nak), 0, true);
 	}
 	res = execute(qp, w);
 	if (res.outcome != DONE || res.status != IBV_WC_SUCCESS ||

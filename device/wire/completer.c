@@ -27,6 +27,13 @@
  */
 #include "wire/internal.h"
 
+/* The NAK meanings of engine/datapath.h are by the AETH's own codes. */
+_Static_assert(RN_PKT_NAK_PSN_SEQ == (int)RN_FAULT_NAK_PSN_SEQ &&
+		       RN_PKT_NAK_INV_REQ == (int)RN_FAULT_NAK_INV_REQ &&
+		       RN_PKT_NAK_REM_ACCESS == (int)RN_FAULT_NAK_REM_ACCESS &&
+		       RN_PKT_NAK_REM_OP == (int)RN_FAULT_NAK_REM_OP,
+	       "NAK codes");
+
 static struct rn_wire_send *head_send(struct rn_wire_qp *wq)
 {
 	return wq->head == wq->tail ? NULL :
@@ -261,8 +268,8 @@ static void nak(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 		return;
 	}
 	/* Rejected by the target: reported, never retried. */
-	rn_count_qp(wq->qp, rn_pkt_nak_counter(value));
-	fail(wq, rn_pkt_nak_status(value));
+	rn_count_qp(wq->qp, rn_nak_counter(value));
+	fail(wq, rn_nak_status(value));
 }
 
 /* An AETH that is not an ACK (in an ACK, a READ response, an atomic ACK). */

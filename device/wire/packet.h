@@ -16,9 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <infiniband/verbs.h>
-
-#include "kernel-abi/ringnic-counters.h"
 
 #define RN_PKT_UDP_DPORT 4791
 /* The headers the kernel puts before the BTH (no IPv4 options). */
@@ -330,32 +327,6 @@ static inline enum rn_pkt_aeth_type rn_pkt_aeth_type(uint8_t syndrome)
 static inline unsigned int rn_pkt_aeth_value(uint8_t syndrome)
 {
 	return syndrome & 0x1F;
-}
-
-/*
- * What a NAK that refuses a request means, as rxe gives it: the
- * requester's completion status and counter, the responder's async event
- * (REM_OP and any other code: rxe's "unexpected NAK").
- */
-static inline enum ibv_wc_status rn_pkt_nak_status(unsigned int code)
-{
-	return code == RN_PKT_NAK_INV_REQ    ? IBV_WC_REM_INV_REQ_ERR :
-	       code == RN_PKT_NAK_REM_ACCESS ? IBV_WC_REM_ACCESS_ERR :
-					       IBV_WC_REM_OP_ERR;
-}
-
-static inline enum rn_counter rn_pkt_nak_counter(unsigned int code)
-{
-	return code == RN_PKT_NAK_INV_REQ    ? RN_CNT_NAK_INV_REQ :
-	       code == RN_PKT_NAK_REM_ACCESS ? RN_CNT_NAK_ACCESS :
-					       RN_CNT_NAK_OP;
-}
-
-static inline enum ibv_event_type rn_pkt_nak_event(unsigned int code)
-{
-	return code == RN_PKT_NAK_INV_REQ    ? IBV_EVENT_QP_REQ_ERR :
-	       code == RN_PKT_NAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR :
-					       IBV_EVENT_QP_FATAL;
 }
 
 #endif

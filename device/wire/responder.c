@@ -161,7 +161,7 @@ static void nak_and_fail(struct rn_wire_qp *wq, enum rn_pkt_nak code,
 {
 	drop_pending_answer(wq);
 	send_aeth(wq, rn_pkt_aeth_nak(code), psn);
-	rn_qp_fatal(wq->qp, rn_pkt_nak_event(code));
+	rn_qp_fatal(wq->qp, rn_nak_event(code));
 }
 
 /*

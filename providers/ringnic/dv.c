@@ -127,6 +127,10 @@ _Static_assert((int)RINGNICDV_FAULT_DROP == (int)RN_FAULT_DROP &&
 			       (int)RN_FAULT_CORRUPT_ICRC &&
 		       (int)RINGNICDV_FAULT_WR_ERROR == (int)RN_FAULT_WR_ERROR,
 	       "fault kinds");
+_Static_assert((int)RINGNICDV_NAK_PSN_SEQUENCE == (int)RN_FAULT_NAK_PSN_SEQ &&
+		       (int)RINGNICDV_NAK_REMOTE_OPERATION ==
+			       (int)RN_FAULT_NAK_REM_OP,
+	       "NAK classes");
 
 int ringnicdv_set_qp_faults(struct ibv_qp *ibqp,
 			    const struct ringnicdv_faults *faults,
