@@ -17,40 +17,69 @@ const char *rn_counter_name(enum rn_counter c)
 	return counter_names[c];
 }
 
+/* Where the QP's control block shows a count to the client. */
+static __u32 *shown(struct rn_qp_ctrl *ctrl, enum rn_qp_count i)
+{
+	switch (i) {
+	case RN_QPC_ACK_TIMEOUTS:
+		return &ctrl->ack_timeouts;
+	case RN_QPC_SEQ_NAKS:
+		return &ctrl->seq_naks;
+	case RN_QPC_RETRIES:
+		return &ctrl->retries;
+	case RN_QPC_RNR_NAKS:
+		return &ctrl->rnr_naks;
+	case RN_QPC_REMOTE_NAKS:
+		return &ctrl->remote_naks;
+	case RN_QPC_DUP_REQUESTS:
+		return &ctrl->duplicate_requests;
+	case RN_QPC_OOS_REQUESTS:
+		return &ctrl->out_of_seq_requests;
+	case RN_QPC_NAKS_SENT:
+		return &ctrl->naks_sent;
+	default:
+		return &ctrl->injected_faults;
+	}
+}
+
+void rn_qp_count(struct rn_qp *qp, enum rn_qp_count i)
+{
+	qp->counts[i]++;
+	*shown(qp->ctrl, i) = (__u32)qp->counts[i];
+}
+
 /* An outcome of this QP's: the device's hw_counter and the QP's own. */
 void rn_count_qp(struct rn_qp *qp, enum rn_counter c)
 {
-	struct rn_qp_ctrl *ctrl = qp->ctrl;
-
 	qp->client->dev->port.counters[c]++;
 	switch (c) {
 	case RN_CNT_ACK_TIMEOUT:
-		ctrl->ack_timeouts++;
+		rn_qp_count(qp, RN_QPC_ACK_TIMEOUTS);
 		break;
 	case RN_CNT_RCVD_SEQ:
 	case RN_CNT_IMPLIED_NAK:
-		ctrl->seq_naks++;
+		rn_qp_count(qp, RN_QPC_SEQ_NAKS);
 		break;
 	case RN_CNT_RETRIES:
-		ctrl->retries++;
+		rn_qp_count(qp, RN_QPC_RETRIES);
 		break;
 	case RN_CNT_RCVD_RNR:
-		ctrl->rnr_naks++;
+		rn_qp_count(qp, RN_QPC_RNR_NAKS);
 		break;
 	case RN_CNT_NAK_INV_REQ:
 	case RN_CNT_NAK_ACCESS:
 	case RN_CNT_NAK_OP:
-		ctrl->remote_naks++;
+		rn_qp_count(qp, RN_QPC_REMOTE_NAKS);
 		break;
 	case RN_CNT_DUP_REQ:
-		ctrl->duplicate_requests++;
+		rn_qp_count(qp, RN_QPC_DUP_REQUESTS);
 		break;
 	case RN_CNT_OOS_REQ:
-		ctrl->out_of_seq_requests++;
+		rn_qp_count(qp, RN_QPC_OOS_REQUESTS);
 		break;
 	case RN_CNT_NAK_SENT:
 	case RN_CNT_SEND_RNR:
-		ctrl->naks_sent++;
+		rn_qp_count(qp, RN_QPC_NAKS_SENT);
 		break;
 	default:
 		break;

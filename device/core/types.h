@@ -229,10 +229,22 @@ struct rn_qp_opener {
 };
 
 /*
- * What a QP counts of itself (struct rn_qp_ctrl's wire counts), as a QP
- * counter sums it (verbs/qp_counter.c, `rdma statistic qp`).
+ * What a QP counts of itself: the engine's own copy (rn_qp.counts) of what
+ * struct rn_qp_ctrl shows the client (who may write there), and what QP
+ * counters sum (verbs/qp_counter.c, `rdma statistic qp`).
  */
-#define RN_QP_COUNTS 9
+enum rn_qp_count {
+	RN_QPC_ACK_TIMEOUTS,
+	RN_QPC_SEQ_NAKS,
+	RN_QPC_RETRIES,
+	RN_QPC_RNR_NAKS,
+	RN_QPC_REMOTE_NAKS,
+	RN_QPC_DUP_REQUESTS,
+	RN_QPC_OOS_REQUESTS,
+	RN_QPC_NAKS_SENT,
+	RN_QPC_INJECTED,
+	RN_QP_COUNTS
+};
 
 /*
  * A QP counter (`rdma statistic qp`, the kernel's rdma_counter): the
@@ -244,12 +256,14 @@ struct rn_qp_counter {
 	struct rn_list link; /* on dev->qp_counters.list, oldest first */
 	uint32_t id;
 	/* made by auto mode, for QPs alike in what its mask says
-	 * (RDMA_COUNTER_MASK_*); 0: bound by hand
+	 * (RDMA_COUNTER_MASK_*); 0: made by hand
 	 */
 	uint32_t auto_mask;
 	uint8_t qp_type; /* its first QP's */
 	pid_t pid; /* its first QP's process */
-	uint32_t nqps; /* bound now: the counter goes with the last */
+	struct rn_list qps; /* bound now (rn_qp.counter_link); it goes with
+			     * the last
+			     */
 	uint64_t left[RN_QP_COUNTS]; /* what QPs unbound since had added */
 };
 
@@ -294,9 +308,12 @@ struct rn_qp {
 	struct rn_timer wait_timer;
 	/* The engine's: its fault rules (engine/fault.c); NULL: none. */
 	struct rn_fault_plan *faults;
+	/* The engine's: what it counts of itself (enum rn_qp_count). */
+	uint64_t counts[RN_QP_COUNTS];
 	/* The QP counter it is bound to, or NULL, and its counts then. */
 	struct rn_qp_counter *counter;
-	uint32_t counter_base[RN_QP_COUNTS];
+	struct rn_list counter_link;
+	uint64_t counter_base[RN_QP_COUNTS];
 
 	bool comm_est; /* IBV_EVENT_COMM_EST sent for this connection */
 	bool sqd_notify; /* in SQD: IBV_EVENT_SQ_DRAINED once nothing is in flight */
@@ -451,11 +468,13 @@ struct rn_device {
 	struct {
 		uint32_t ctx, pd, cq;
 	} next_resn;
-	/* QP counters (verbs/qp_counter.c): the port's one mode. */
+	/* QP counters (verbs/qp_counter.c) and the port's one mode of them. */
 	struct {
-		struct rn_list list;
+		struct rn_list list; /* by id */
+		uint32_t count;
 		uint32_t next_id;
-		uint32_t auto_mask; /* RDMA_COUNTER_MASK_*; 0: not auto */
+		uint32_t mode; /* RDMA_COUNTER_MODE_* */
+		uint32_t auto_mask; /* in auto mode: RDMA_COUNTER_MASK_* */
 	} qp_counters;
 
 	bool local_on_wire; /* connect local QPs over the wire too */

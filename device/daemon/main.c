@@ -40,8 +40,13 @@
 #define RN_IDLE_POLL_SMALL_NS 2000ull
 #define RN_IDLE_POLL_NS 50000ull
 
-/* Busy passes between two looks at the control sockets. */
+/*
+ * Busy passes between two looks at the control sockets, and the longest
+ * time between two: passes over hundreds of busy QPs are long, and a
+ * control request (the rdma tool's, say) must not wait seconds.
+ */
 #define RN_CONTROL_EVERY 64
+#define RN_CONTROL_NS 1000000ull
 /* Busy passes between two updates of the published counters. */
 #define RN_COUNTERS_EVERY 65536
 
@@ -464,15 +469,18 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 static void run(struct rn_device *dev)
 {
 	struct rn_daemon *d = rn_daemon_of(dev);
-	uint64_t idle_since = 0, passes = 0;
+	uint64_t idle_since = 0, passes = 0, serviced = 0;
 
 	while (!d->stop) {
 		uint64_t now = rn_now_ns(), next;
 
 		if (rn_engine_pass(dev, now)) {
 			idle_since = 0;
-			if (++passes % RN_CONTROL_EVERY == 0)
+			if (++passes % RN_CONTROL_EVERY == 0 ||
+			    now - serviced >= RN_CONTROL_NS) {
 				service(dev, 0);
+				serviced = now;
+			}
 			if (passes % RN_COUNTERS_EVERY == 0)
 				rn_publish_counters(dev);
 			continue;

@@ -63,6 +63,8 @@ struct answer {
 	const struct nlmsghdr *req;
 	uint32_t port; /* a dump of the objects of this port only; 0: all */
 	uint32_t reply_type; /* the replies' command, if not the request's */
+	/* An object too large for a message is cut to fit (QP counters). */
+	bool cramped;
 	/* STAT_SET and STAT_DEL: the counter and QP they answer about */
 	bool bound;
 	uint32_t cntn, lqpn;
@@ -527,14 +529,20 @@ static const struct res_kind kinds[] = {
 
 /* ---- QP counters (verbs/qp_counter.c) ---------------------------------- */
 
+/*
+ * Room a QP counter's counts take at the end of its entry: one cramped
+ * (alone in its message, and still too large) lists only the QPs that fit
+ * before them.
+ */
+#define COUNTS_ROOM (RN_QP_COUNTS * 48 + 64)
+
 static int fill_counter(struct answer *a, const void *obj)
 {
 	const struct rn_qp_counter *c = obj;
 	uint64_t values[RN_QP_COUNTS];
 	struct nl_msg *m = a->msg;
 	struct nlattr *table, *entry;
-	const struct rn_qp *qp;
-	uint32_t index;
+	struct rn_list *pos, *tmp;
 	unsigned int i;
 
 	if (a->port && a->port != 1)
@@ -551,17 +559,20 @@ static int fill_counter(struct answer *a, const void *obj)
 	table = nla_nest_start(m, RDMA_NLDEV_ATTR_RES_QP);
 	if (!table)
 		return -NLE_NOMEM;
-	for (index = 0; index < a->dev->qpns.size; index++) {
-		qp = rn_table_get(&a->dev->qpns, index);
-		if (!qp || qp->counter != c)
-			continue;
+	rn_list_for_each_safe(pos, tmp, (struct rn_list *)&c->qps) {
+		const struct rn_qp *qp =
+			rn_container_of(pos, struct rn_qp, counter_link);
+
+		if (a->cramped && nlmsg_hdr(m)->nlmsg_len + 16 + COUNTS_ROOM >
+					  RN_NETLINK_MSG_MAX)
+			break;
 		entry = nla_nest_start(m, RDMA_NLDEV_ATTR_RES_QP_ENTRY);
 		if (!entry || nla_put_u32(m, RDMA_NLDEV_ATTR_RES_LQPN, qp->qpn))
 			return -NLE_NOMEM;
 		nla_nest_end(m, entry);
 	}
 	nla_nest_end(m, table);
-	rn_qp_counter_values(a->dev, c, values);
+	rn_qp_counter_values(c, values);
 	table = nla_nest_start(m, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
 	if (!table)
 		return -NLE_NOMEM;
@@ -675,12 +686,21 @@ static int dump_res(struct answer *a, const struct res_kind *k)
 				nest_end(a->msg, entry);
 				entries++;
 			}
+			a->cramped = false;
 			obj = k->next(a->dev, &cursor);
 			continue;
 		}
-		/* The message is full: it goes, and the object to the next. */
-		if (!entries) /* larger than a message: cannot be */
-			return -ENOBUFS;
+		/*
+		 * The message is full: it goes, and the object to the next.
+		 * An object alone in one and still too large (a QP counter's
+		 * list of QPs) is filled again, cramped, to fit.
+		 */
+		if (!entries) {
+			if (a->cramped)
+				return -ENOBUFS;
+			a->cramped = true;
+			continue;
+		}
 		nest_end(a->msg, table);
 		ret = emit(a);
 		if (ret)
@@ -712,6 +732,7 @@ static int get_res(struct answer *a, const struct res_kind *k,
 		;
 	if (!obj)
 		return -ENOENT;
+	a->cramped = true; /* alone in its message */
 	ret = begin(a, 0);
 	if (ret)
 		return ret;
@@ -748,7 +769,7 @@ static int fill_hwcounters(struct answer *a)
 /* The port's mode of QP counters (verbs/qp_counter.c). */
 static int fill_stat_mode(struct answer *a)
 {
-	uint32_t mode = rn_qp_counter_mode(a->dev);
+	uint32_t mode = a->dev->qp_counters.mode;
 
 	if (put_handle(a) || nla_put_u32(a->msg, RDMA_NLDEV_ATTR_PORT_INDEX, 1) ||
 	    nla_put_u32(a->msg, RDMA_NLDEV_ATTR_STAT_MODE, mode) ||
@@ -843,7 +864,13 @@ static int stat_set(struct answer *a, struct nlattr **tb)
 		ret = rn_qp_counter_bind(a->dev, a->lqpn, existing, &a->cntn);
 		a->bound = !ret;
 	}
-	return ret ? -ret : one(a, fill_stat_set, false);
+	if (ret)
+		return -ret;
+	ret = one(a, fill_stat_set, false);
+	/* No reply, no binding: the caller could not learn its counter. */
+	if (ret && a->bound)
+		rn_qp_counter_unbind(a->dev, a->lqpn, a->cntn);
+	return ret;
 }
 
 /* STAT_DEL: a QP unbound from its counter; answered as STAT_SET is. */

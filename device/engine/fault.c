@@ -151,7 +151,7 @@ struct rn_fault rn_fault_draw(struct rn_qp *qp, enum rn_fault_event ev)
 	if (f.kind) {
 		qp->client->dev->port.counters[RN_CNT_INJ_DROP + f.kind -
 					       RN_FAULT_DROP]++;
-		qp->ctrl->injected_faults++;
+		rn_qp_count(qp, RN_QPC_INJECTED);
 	}
 	return f;
 }

@@ -77,8 +77,6 @@ void rn_qp_release(struct rn_client *client, uint32_t handle);
 /* qp_counter.c: QP counters (rdma statistic qp) */
 extern const char *const rn_qp_count_names[RN_QP_COUNTS];
 void rn_qp_counters_init(struct rn_device *dev);
-/* RDMA_COUNTER_MODE_NONE, _AUTO or _MANUAL */
-uint32_t rn_qp_counter_mode(const struct rn_device *dev);
 /* Auto mode for QPs that leave RESET from now: RDMA_COUNTER_MASK_*, 0 off. */
 int rn_qp_counter_set_auto(struct rn_device *dev, uint32_t mask);
 /* QP qpn to counter *id (existing), or to a new one: then its id in *id. */
@@ -90,7 +88,7 @@ struct rn_qp_counter *rn_qp_counter_by_id(struct rn_device *dev, uint32_t id);
 void rn_qp_counter_qp_ready(struct rn_qp *qp);
 void rn_qp_counter_qp_gone(struct rn_qp *qp);
 /* The counter's sums, in rn_qp_count_names' order. */
-void rn_qp_counter_values(struct rn_device *dev, const struct rn_qp_counter *c,
+void rn_qp_counter_values(const struct rn_qp_counter *c,
 			  uint64_t v[RN_QP_COUNTS]);
 
 #endif

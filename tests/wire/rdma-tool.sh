@@ -81,6 +81,15 @@ sleep 0.5
 on_b timeout 60 stdbuf -oL ringnic-run "${bw[@]}" -d ringnic1 198.18.0.1 \
 	>"$out/client.txt" 2>&1 &
 client=$!
+# 200 QPs more each side: ringnic0's one counter of RC QPs (below) holds
+# more than one netlink message can list.
+bw2=(ib_write_bw -x 0 -p 18803 -q 200 --run_infinitely)
+timeout 60 stdbuf -oL ringnic-run "${bw2[@]}" -d ringnic0 >"$out/server2.txt" 2>&1 &
+server2=$!
+sleep 0.5
+on_b timeout 60 stdbuf -oL ringnic-run "${bw2[@]}" -d ringnic1 198.18.0.1 \
+	>"$out/client2.txt" 2>&1 &
+client2=$!
 # rping through rdma_cm: server on ringnic0, client on ringnic1.
 timeout 60 ringnic-run rping -s -a 198.18.0.1 -p 18802 -C 200000 \
 	>/dev/null 2>&1 &
@@ -93,24 +102,35 @@ rping_client=$!
 for _ in $(seq 200); do
 	[ "$(grep -c 'remote address' "$out/server.txt")" = 100 ] &&
 		[ "$(grep -c 'remote address' "$out/client.txt")" = 100 ] &&
+		[ "$(grep -c 'remote address' "$out/server2.txt")" = 200 ] &&
+		[ "$(grep -c 'remote address' "$out/client2.txt")" = 200 ] &&
 		break
-	kill -0 $server $client 2>/dev/null || break
+	kill -0 $server $client $server2 $client2 2>/dev/null || break
 	sleep 0.1
 done
-# One client QP loses 2 % of its packets, and is bound by hand to a
-# counter of ringnic1 (manual mode): both counters see it.
-cqpn=$(sed -nE 's/.*local address: .*QPN (0x[0-9a-f]+).*/\1/p' "$out/client.txt" | head -n 1)
-ringnic-fault -d ringnic1 "$cqpn" drop,share=2% >/dev/null ||
-	fail "ringnic-fault on client QP $cqpn"
-ringnic-run rdma statistic qp bind link ringnic1/1 lqpn $((cqpn)) \
+# Two client QPs lose 2 % of their packets, and are bound by hand on
+# ringnic1 (manual mode): the first to a new counter, the second to it.
+qpns=($(sed -nE 's/.*local address: .*QPN (0x[0-9a-f]+).*/\1/p' "$out/client.txt" | head -n 2))
+for q in "${qpns[@]}"; do
+	ringnic-fault -d ringnic1 "$q" drop,share=2% >/dev/null ||
+		fail "ringnic-fault on client QP $q"
+done
+ringnic-run rdma statistic qp bind link ringnic1/1 lqpn $((qpns[0])) \
 	2>"$out/bind.err" || fail "bind: $(cat "$out/bind.err")"
-echo "$((cqpn))" >"$out/bound.txt"
+json qpstat0 statistic qp show link ringnic1/1
+cntn=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[0]["cntn"])' \
+	"$out/qpstat0.json") || fail "no counter on ringnic1: $(cat "$out/qpstat0.json")"
+ringnic-run rdma statistic qp bind link ringnic1/1 lqpn $((qpns[1])) \
+	cntn "$cntn" 2>"$out/bind2.err" || fail "bind to $cntn: $(cat "$out/bind2.err")"
+echo "$((qpns[0])) $((qpns[1]))" >"$out/bound.txt"
 sleep 1
 {
 	echo "$(pgrep -xf "${bw[*]} -d ringnic0") server"
 	echo "$(pgrep -xf "${bw[*]} -d ringnic1 198.18.0.1") client"
 	echo "$(pgrep -xf "rping -s -a 198.18.0.1 -p 18802 -C 200000") rping_server"
 	echo "$(pgrep -xf "rping -c -a 198.18.0.1 -p 18802 -C 200000") rping_client"
+	echo "$(pgrep -xf "${bw2[*]} -d ringnic0") server2"
+	echo "$(pgrep -xf "${bw2[*]} -d ringnic1 198.18.0.1") client2"
 } >"$out/pids.txt"
 # Stopped where they are, the programs keep their objects and leave the
 # CPU to the tool (their polling would take both cores).
@@ -139,30 +159,32 @@ setpriv --reuid=nobody --regid=nogroup --clear-groups \
 grep -q "Operation not permitted" "$out/auto_nobody.err" ||
 	fail "nobody's auto off: $(cat "$out/auto_nobody.err")"
 python3 "$here/rdma_tool_check.py" resources "$out" || fail "resources"
-# Unbound: the counter goes with its only QP.
-cntn=$(python3 -c 'import json, sys
-print(next(c["cntn"] for c in json.load(open(sys.argv[1]))
-           if c["ifname"] == "ringnic1"))' "$out/qpstat.json" 2>/dev/null)
-ringnic-run rdma statistic qp unbind link ringnic1/1 cntn "${cntn:-0}" \
-	lqpn $((cqpn)) 2>"$out/unbind.err" || fail "unbind: $(cat "$out/unbind.err")"
+# Unbound: the counter keeps what the QP added, and goes with its last.
+ringnic-run rdma statistic qp unbind link ringnic1/1 cntn "$cntn" \
+	lqpn $((qpns[1])) 2>"$out/unbind.err" || fail "unbind: $(cat "$out/unbind.err")"
+json qpstat_one statistic qp show link ringnic1/1
+ringnic-run rdma statistic qp unbind link ringnic1/1 cntn "$cntn" \
+	lqpn $((qpns[0])) 2>"$out/unbind.err" || fail "unbind: $(cat "$out/unbind.err")"
 json qpstat1 statistic qp show link ringnic1/1
 [ "$(cat "$out/qpstat1.json")" = "[]" ] ||
 	fail "after unbind: $(cat "$out/qpstat1.json")"
+# Auto mode off: its counters stay (manual mode) until their QPs go.
 ringnic-run rdma statistic qp set link ringnic0/1 auto off ||
 	fail "auto off"
 
 # They ran all along: no error ended them.
 kill -CONT $programs
-for p in $server $client $rping_server $rping_client; do
+for p in $server $client $server2 $client2 $rping_server $rping_client; do
 	kill -0 $p 2>/dev/null ||
 		fail "a program listed had ended: $(tail -n 3 "$out"/*.txt)"
 done
-pkill -f "ib_write_bw -x 0 -p 18801"
+pkill -f "ib_write_bw -x 0 -p 1880[13]"
 pkill -f "rping -. -a 198.18.0.1 -p 18802"
-wait $server $client $rping_server $rping_client 2>/dev/null
+wait $server $client $server2 $client2 $rping_server $rping_client 2>/dev/null
 
 # ---- after them: nothing is left, and the counters are the device's ----
 json res_after res
+json qpstat_after statistic qp show
 sleep 0.3 # the counter files are rewritten within 100 ms
 json stat_after statistic show link ringnic0/1
 for c in sent_pkts rcvd_pkts; do
