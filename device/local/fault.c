@@ -44,7 +44,7 @@ static struct rn_local_fault_result packet_faults(struct rn_qp *from,
 	/* What the receiver counts for a gap and for a packet seen twice. */
 	enum rn_counter gap = answers ? RN_CNT_IMPLIED_NAK : RN_CNT_OOS_REQ;
 	enum rn_counter twice = answers ? RN_CNT_DUP_RESP : RN_CNT_DUP_REQ;
-	struct rn_local_fault_result r = { RN_LOCAL_FAULT_NONE };
+	struct rn_local_fault_result r = { .what = RN_LOCAL_FAULT_NONE };
 	struct rn_device *dev = from->client->dev;
 	uint64_t held = 0; /* the longest delay so far, ns */
 	uint32_t i;
@@ -121,7 +121,7 @@ struct rn_local_fault_result rn_local_request_faults(struct rn_qp *qp,
 						     const struct rn_wqe *w,
 						     bool arrived)
 {
-	struct rn_local_fault_result r = { RN_LOCAL_FAULT_NONE };
+	struct rn_local_fault_result r = { .what = RN_LOCAL_FAULT_NONE };
 	struct rn_fault f;
 
 	if (qp->faults && !arrived)
@@ -148,7 +148,7 @@ struct rn_local_fault_result rn_local_answer_faults(struct rn_qp *qp,
 						    const struct rn_wqe *w,
 						    uint64_t len)
 {
-	struct rn_local_fault_result none = { RN_LOCAL_FAULT_NONE };
+	struct rn_local_fault_result none = { .what = RN_LOCAL_FAULT_NONE };
 	bool read = w->opcode == RN_OP_READ;
 
 	if (!dst->faults)
