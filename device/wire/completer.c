@@ -481,6 +481,7 @@ void rn_wire_completer_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt
 {
 	const struct rn_pkt *p = &pkt->p;
 	enum ibv_qp_state state = wq->qp->attr.qp_state;
+	uint32_t una;
 
 	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD) {
 		rn_count_qp(wq->qp, RN_CNT_NO_QP);
@@ -495,12 +496,20 @@ void rn_wire_completer_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt
 			rn_count_qp(wq->qp, RN_CNT_DUP_RESP);
 			return;
 		}
+		una = wq->una;
 		switch (acknowledge(wq, p->psn)) {
 		case LOST:
 			implied_nak(wq, wq->una);
 			break;
 		case BOGUS:
 			rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
+			break;
+		case ACKED:
+			/* Inside the PSNs of a READ or an atomic, which only
+			 * their responses answer: it acknowledged nothing.
+			 */
+			if (wq->una == una)
+				rn_count_qp(wq->qp, RN_CNT_RX_UNEXPECTED);
 			break;
 		default:
 			break;
