@@ -14,8 +14,8 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "wire/icrc.h"
-#include "wire/packet.h"
+#include "roce/icrc.h"
+#include "roce/packet.h"
 
 #define RUN_NS 200000000ull /* each measurement runs about 0.2 s */
 

@@ -30,7 +30,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "daemon/daemon.h"
-#include "wire/packet.h"
+#include "roce/packet.h"
 
 int rn_netdev_parse_address(const char *text, union ibv_gid *gid)
 {

@@ -21,7 +21,7 @@
 
 #include "daemon/daemon.h"
 #include "kernel-abi/ringnic-cm.h"
-#include "wire/packet.h"
+#include "roce/packet.h"
 
 /* The uverbs ABI version of the kernel being imitated (3..6 accepted). */
 #define RN_KERNEL_UVERBS_ABI 6

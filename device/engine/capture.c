@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "engine/capture.h"
+#include "roce/packet.h"
 
 /* The most a record holds: a whole IP packet, as LINKTYPE_RAW takes it. */
 #define RN_CAPTURE_SNAPLEN_MAX 65535u
@@ -68,27 +69,39 @@ void rn_capture_stop(struct rn_client *client)
 	free(c);
 }
 
-static bool takes(struct rn_device *dev, const struct rn_capture *c,
-		  const struct rn_capture_pkt *pkt)
+/* May capture c show a packet of our QP qpn (0: none)? */
+static bool sees(struct rn_device *dev, const struct rn_capture *c,
+		 uint32_t qpn)
 {
-	const struct rn_qp *qp;
+	const struct rn_qp *qp = qpn ? rn_qp_by_qpn(dev, qpn) : NULL;
 
-	if (c->qpn != RN_CAPTURE_ANY_QP && c->qpn != pkt->qpn)
-		return false;
 	if (c->everything && !c->pid)
 		return true;
-	qp = pkt->qpn ? rn_qp_by_qpn(dev, pkt->qpn) : NULL;
 	return qp && (c->everything || qp->client->uid == c->client->uid) &&
 	       (!c->pid || qp->client->pid == c->pid);
 }
 
+/* A packet between two QPs of ours is either's. */
+static bool takes(struct rn_device *dev, const struct rn_capture *c,
+		  const struct rn_capture_pkt *pkt)
+{
+	if (c->qpn == RN_CAPTURE_ANY_QP || c->qpn == pkt->qpn) {
+		if (sees(dev, c, pkt->qpn))
+			return true;
+	}
+	return pkt->peer_qpn &&
+	       (c->qpn == RN_CAPTURE_ANY_QP || c->qpn == pkt->peer_qpn) &&
+	       sees(dev, c, pkt->peer_qpn);
+}
+
 static void send_record(struct rn_capture *c, struct rn_capture_rec *rec,
+			const uint8_t *head, size_t head_len,
 			const struct rn_capture_pkt *pkt)
 {
 	size_t keep = c->snaplen;
 	struct iovec iov[3] = {
 		{ rec, sizeof(*rec) },
-		{ (void *)pkt->head, pkt->head_len < keep ? pkt->head_len : keep },
+		{ (void *)head, head_len < keep ? head_len : keep },
 	};
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3 };
 
@@ -107,14 +120,21 @@ static void send_record(struct rn_capture *c, struct rn_capture_rec *rec,
 
 void rn_capture_packet(struct rn_device *dev, const struct rn_capture_pkt *pkt)
 {
+	struct rn_ip_fields ip = pkt->ip;
+	uint8_t head[RN_PKT_IPV6_BYTES + RN_PKT_UDP_BYTES];
 	struct rn_capture_rec rec = {
-		.len = (uint32_t)(pkt->head_len + pkt->body_len),
 		.qpn = pkt->qpn,
 		.dir = pkt->dir,
 	};
 	struct rn_list *pos;
 	struct timespec ts;
+	size_t head_len;
 
+	ip.udp_len = (uint32_t)(RN_PKT_UDP_BYTES + pkt->body_len);
+	head_len = rn_ip_write(head, &ip);
+	rn_udp_write(head + head_len, pkt->sport, pkt->dport, ip.udp_len);
+	head_len += RN_PKT_UDP_BYTES;
+	rec.len = (uint32_t)(head_len + pkt->body_len);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	rec.time_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	for (pos = dev->engine->captures.next; pos != &dev->engine->captures;
@@ -123,6 +143,6 @@ void rn_capture_packet(struct rn_device *dev, const struct rn_capture_pkt *pkt)
 						       link);
 
 		if (takes(dev, c, pkt))
-			send_record(c, &rec, pkt);
+			send_record(c, &rec, head, head_len, pkt);
 	}
 }

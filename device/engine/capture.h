@@ -6,6 +6,9 @@
  * connection.  The transports hand their packets over only while
  * rn_capturing says one runs: with none, a packet costs one test.
  *
+ * Packets between two QPs of the device (the local path) are made up by
+ * local/capture.c, as the packets the message would have been.
+ *
  * The engine's thread owns the captures: it starts them (a CAPTURE
  * request), stops them (the connection closed) and writes their records.
  */
@@ -13,13 +16,16 @@
 #define RN_ENGINE_CAPTURE_H
 
 #include "engine/engine.h"
+#include "roce/ip.h"
 
-/* A packet, in two parts: its IP and UDP headers, then the rest. */
+/* A RoCEv2 packet: what its IP and UDP headers say, then BTH to ICRC. */
 struct rn_capture_pkt {
 	uint8_t dir; /* enum rn_capture_dir */
-	uint32_t qpn; /* our QP it is to or from, 0 for none */
-	const void *head;
-	size_t head_len;
+	uint32_t qpn; /* our QP it is to or from (RN_CAPTURE_LOCAL: from) */
+	uint32_t peer_qpn; /* RN_CAPTURE_LOCAL: our QP it is to; else 0 */
+	struct rn_ip_fields ip; /* udp_len is set from body_len */
+	uint16_t sport;
+	uint16_t dport;
 	const void *body;
 	size_t body_len;
 };

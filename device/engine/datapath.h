@@ -14,11 +14,56 @@
 #include "core/memory.h"
 #include "engine/engine.h"
 #include "engine/wqe.h"
+#include "roce/ip.h"
+#include "roce/packet.h"
 
 /* An operation whose responder answers with data: a READ or an atomic. */
 static inline bool rn_op_read_or_atomic(uint8_t op)
 {
 	return op == RN_OP_READ || op == RN_OP_CMP_SWAP || op == RN_OP_FETCH_ADD;
+}
+
+/* The transport, as opcodes name it, of a QP type's packets. */
+static inline enum rn_pkt_transport rn_qp_transport(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_UC:
+		return RN_PKT_UC;
+	case IBV_QPT_UD:
+		return RN_PKT_UD;
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+		return RN_PKT_XRC;
+	default:
+		return RN_PKT_RC;
+	}
+}
+
+/*
+ * The opcode of the packet that carries operation op (RN_OP_*) as a
+ * message by itself on transport t: SEND_ONLY, WRITE_ONLY_IMM,
+ * READ_REQUEST, FETCH_ADD...; rn_pkt_message_opcode gives the others.
+ */
+static inline uint8_t rn_op_opcode(enum rn_pkt_transport t, uint8_t op)
+{
+	switch (op) {
+	case RN_OP_SEND_IMM:
+		return t | RN_PKT_OP_SEND_ONLY_IMM;
+	case RN_OP_SEND_INV:
+		return t | RN_PKT_OP_SEND_ONLY_INV;
+	case RN_OP_WRITE:
+		return t | RN_PKT_OP_WRITE_ONLY;
+	case RN_OP_WRITE_IMM:
+		return t | RN_PKT_OP_WRITE_ONLY_IMM;
+	case RN_OP_READ:
+		return t | RN_PKT_OP_READ_REQUEST;
+	case RN_OP_CMP_SWAP:
+		return t | RN_PKT_OP_COMPARE_SWAP;
+	case RN_OP_FETCH_ADD:
+		return t | RN_PKT_OP_FETCH_ADD;
+	default:
+		return t | RN_PKT_OP_SEND_ONLY;
+	}
 }
 
 /*
@@ -142,19 +187,10 @@ enum ibv_wc_status rn_local_invalidate(struct rn_qp *qp, uint32_t rkey);
 /* SEND_WITH_INV at the responder: 0, or -1 when the key is not valid. */
 int rn_remote_invalidate(const struct rn_responder *resp, uint32_t rkey);
 
-/* ud.c */
+/* ud.c: rn_ud_write_grh takes the IP header the datagram had (or would
+ * have had) on the wire.
+ */
 #define RN_GRH_LEN 40
-
-/* The IP header a datagram had (or would have had) on the wire. */
-struct rn_ud_ip {
-	const uint8_t *sgid; /* GIDs: IPv4-mapped for IPv4 */
-	const uint8_t *dgid;
-	uint8_t tclass;
-	uint8_t hop_limit;
-	uint32_t flow_label;
-	uint16_t ip_id;
-	uint32_t udp_len; /* UDP header through ICRC */
-};
 
 /* Where a datagram goes at its receiver. */
 struct rn_ud_rx {
@@ -171,7 +207,7 @@ bool rn_ud_receiver(struct rn_device *dev, uint32_t qpn, uint32_t qkey,
 		    uint64_t len, struct rn_ud_rx *rx);
 /* Write the GRH area; *payload is where the datagram goes after it. */
 enum rn_dma_status rn_ud_write_grh(struct rn_ud_rx *rx,
-				   const struct rn_ud_ip *h,
+				   const struct rn_ip_fields *h,
 				   struct rn_iovs *payload);
 /* The receive completes (st: how writing it went). */
 void rn_ud_complete(struct rn_ud_rx *rx, enum rn_dma_status st,

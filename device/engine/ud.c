@@ -10,58 +10,19 @@
  * AH, a message larger than the path MTU, its own buffers) is an error
  * completion.
  */
-#include <arpa/inet.h>
 #include <string.h>
 
 #include "engine/datapath.h"
 #include "base/table.h"
 
-static uint16_t ipv4_checksum(const uint8_t *hdr)
+/* The GRH area as rxe fills it: IPv4's header in its last 20 bytes. */
+static void fill_grh(uint8_t *grh, const struct rn_ip_fields *h)
 {
-	uint32_t sum = 0;
-	int i;
-
-	for (i = 0; i < 20; i += 2)
-		sum += (uint32_t)hdr[i] << 8 | hdr[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-static void fill_grh(uint8_t *grh, const struct rn_ud_ip *h)
-{
-	uint8_t *ip = grh + 20;
-
 	memset(grh, 0, RN_GRH_LEN);
-	if (rn_gid_is_ipv4(h->sgid) && rn_gid_is_ipv4(h->dgid)) {
-		uint16_t total = (uint16_t)(20 + h->udp_len), csum;
-
-		ip[0] = 0x45;
-		ip[1] = h->tclass;
-		ip[2] = total >> 8;
-		ip[3] = total & 0xff;
-		ip[4] = h->ip_id >> 8;
-		ip[5] = h->ip_id & 0xff;
-		ip[6] = 0x40; /* DF */
-		ip[8] = h->hop_limit;
-		ip[9] = 17; /* UDP */
-		memcpy(ip + 12, h->sgid + 12, 4);
-		memcpy(ip + 16, h->dgid + 12, 4);
-		csum = ipv4_checksum(ip);
-		ip[10] = csum >> 8;
-		ip[11] = csum & 0xff;
-		return;
-	}
-	grh[0] = 0x60 | h->tclass >> 4;
-	grh[1] = (uint8_t)(h->tclass << 4) | ((h->flow_label >> 16) & 0xf);
-	grh[2] = (h->flow_label >> 8) & 0xff;
-	grh[3] = h->flow_label & 0xff;
-	grh[4] = h->udp_len >> 8;
-	grh[5] = h->udp_len & 0xff;
-	grh[6] = 17; /* next header: UDP */
-	grh[7] = h->hop_limit;
-	memcpy(grh + 8, h->sgid, 16);
-	memcpy(grh + 24, h->dgid, 16);
+	if (rn_gid_is_ipv4(h->sgid) && rn_gid_is_ipv4(h->dgid))
+		rn_ip_write(grh + RN_GRH_LEN - RN_PKT_IPV4_BYTES, h);
+	else
+		rn_ip_write(grh, h);
 }
 
 /* The datagram went nowhere, or the receiver dropped it. */
@@ -111,7 +72,7 @@ bool rn_ud_receiver(struct rn_device *dev, uint32_t qpn, uint32_t qkey,
 }
 
 enum rn_dma_status rn_ud_write_grh(struct rn_ud_rx *rx,
-				   const struct rn_ud_ip *h,
+				   const struct rn_ip_fields *h,
 				   struct rn_iovs *payload)
 {
 	uint8_t grh[RN_GRH_LEN];

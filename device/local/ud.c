@@ -21,10 +21,6 @@
 
 #define RN_QKEY_OWN 0x80000000u /* "use the QP's own Q_Key" */
 
-/* Bytes a UD packet adds to its payload after the IP header. */
-#define RN_UD_HDRS (8 /* UDP */ + 12 /* BTH */ + 8 /* DETH */)
-#define RN_ICRC_LEN 4
-
 /* The datagram w of qp to a QP of this device, if one takes it. */
 static enum ibv_wc_status deliver(struct rn_qp *qp, const struct rn_wqe *w,
 				  const struct rn_ah *ah, int index,
@@ -35,12 +31,12 @@ static enum ibv_wc_status deliver(struct rn_qp *qp, const struct rn_wqe *w,
 	struct rn_recv_result res;
 	struct rn_iovs payload;
 	enum rn_dma_status dma;
-	struct rn_ud_ip ip;
+	struct rn_ip_fields ip;
 	struct rn_ud_rx rx;
 
 	if (!rn_ud_receiver(dev, w->dest.remote_qpn, qkey, len, &rx))
 		return IBV_WC_SUCCESS;
-	ip = (struct rn_ud_ip){
+	ip = (struct rn_ip_fields){
 		.sgid = dev->port.gids[index].raw,
 		.dgid = dgid,
 		.tclass = ah->attr.traffic_class,
@@ -49,8 +45,9 @@ static enum ibv_wc_status deliver(struct rn_qp *qp, const struct rn_wqe *w,
 		/* As ringnicd sends it: ID 0; the UDP length counts BTH,
 		 * DETH, the immediate, payload, pad and ICRC.
 		 */
-		.udp_len = RN_UD_HDRS + (w->opcode == RN_OP_SEND_IMM ? 4 : 0) +
-			   len + (-len & 3) + RN_ICRC_LEN,
+		.udp_len = (uint32_t)(RN_PKT_UDP_BYTES +
+				      rn_pkt_len(rn_op_opcode(RN_PKT_UD, w->opcode),
+						 len)),
 	};
 	dma = rn_ud_write_grh(&rx, &ip, &payload);
 	if (!dma) {

@@ -46,19 +46,6 @@ void rn_wire_peer_grh(struct rn_wire_peer *peer, const struct rn_ah_attr *av)
 	peer->hop_limit = av->hop_limit;
 }
 
-static uint8_t transport_of(enum ibv_qp_type type)
-{
-	switch (type) {
-	case IBV_QPT_UC:
-		return RN_PKT_UC;
-	case IBV_QPT_XRC_SEND:
-	case IBV_QPT_XRC_RECV:
-		return RN_PKT_XRC;
-	default:
-		return RN_PKT_RC;
-	}
-}
-
 static struct rn_wire_qp *wire_alloc(struct rn_qp *qp)
 {
 	struct rn_device *dev = qp->client->dev;
@@ -126,7 +113,7 @@ int rn_wire_qp_connect(struct rn_qp *qp, unsigned int sgid_index,
 	qp->wire->peer = peer;
 	dev->engine->wire->socks[peer.sgid_index].qps++;
 	qp->wire->mtu = 128u << qp->attr.path_mtu;
-	qp->wire->transport = transport_of(qp->qp_type);
+	qp->wire->transport = rn_qp_transport(qp->qp_type);
 	return rn_wire_responder_init(qp->wire);
 }
 

@@ -40,9 +40,7 @@ enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 	struct ud_src u = { w, src };
 	struct rn_wire_peer peer;
 	struct rn_pkt p = {
-		.opcode = RN_PKT_UD | (w->opcode == RN_OP_SEND_IMM ?
-					       RN_PKT_OP_SEND_ONLY_IMM :
-					       RN_PKT_OP_SEND_ONLY),
+		.opcode = rn_op_opcode(RN_PKT_UD, w->opcode),
 		.se = w->flags & RN_WQE_SOLICITED,
 		.dqpn = w->dest.remote_qpn & RN_PKT_MASK24,
 		.psn = qp->attr.sq_psn & RN_PKT_MASK24,
@@ -131,7 +129,7 @@ void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 	struct rn_recv_result res;
 	struct rn_iovs payload;
 	enum rn_dma_status st;
-	struct rn_ud_ip ip;
+	struct rn_ip_fields ip;
 	struct rn_ud_rx rx;
 	bool ipv4 = pkt->sock->family == AF_INET;
 
@@ -150,7 +148,7 @@ void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 		return;
 	rn_gid_from_sockaddr(sgid, pkt->from);
 	rn_gid_from_sockaddr(dgid, (const struct sockaddr *)&pkt->sock->local);
-	ip = (struct rn_ud_ip){
+	ip = (struct rn_ip_fields){
 		.sgid = sgid,
 		.dgid = dgid,
 		.tclass = pkt->tos,

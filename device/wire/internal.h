@@ -30,8 +30,8 @@
 
 #include "engine/datapath.h"
 #include "wire/wire.h"
-#include "wire/icrc.h"
-#include "wire/packet.h"
+#include "roce/icrc.h"
+#include "roce/packet.h"
 
 /*
  * PSNs a requester may have sent and not seen acknowledged.  rxe keeps

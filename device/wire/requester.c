@@ -291,40 +291,6 @@ static enum start start_next(struct rn_wire_qp *wq)
 
 /* ---- packets ------------------------------------------------------------ */
 
-/* The opcode of packet i of n of a SEND or WRITE. */
-static uint8_t data_opcode(const struct rn_wire_qp *wq, uint8_t op, uint32_t i,
-			   uint32_t n)
-{
-	bool first = i == 0, last = i == n - 1;
-	uint8_t num;
-
-	switch (op) {
-	case RN_OP_WRITE:
-	case RN_OP_WRITE_IMM:
-		if (first)
-			num = last ? (op == RN_OP_WRITE ? RN_PKT_OP_WRITE_ONLY :
-							  RN_PKT_OP_WRITE_ONLY_IMM) :
-				     RN_PKT_OP_WRITE_FIRST;
-		else if (!last)
-			num = RN_PKT_OP_WRITE_MIDDLE;
-		else
-			num = op == RN_OP_WRITE ? RN_PKT_OP_WRITE_LAST :
-						  RN_PKT_OP_WRITE_LAST_IMM;
-		break;
-	default:
-		if (!last)
-			num = first ? RN_PKT_OP_SEND_FIRST : RN_PKT_OP_SEND_MIDDLE;
-		else if (op == RN_OP_SEND_IMM)
-			num = first ? RN_PKT_OP_SEND_ONLY_IMM : RN_PKT_OP_SEND_LAST_IMM;
-		else if (op == RN_OP_SEND_INV)
-			num = first ? RN_PKT_OP_SEND_ONLY_INV : RN_PKT_OP_SEND_LAST_INV;
-		else
-			num = first ? RN_PKT_OP_SEND_ONLY : RN_PKT_OP_SEND_LAST;
-		break;
-	}
-	return wq->transport | num;
-}
-
 /* Where a packet's payload comes from: the WQE's inline bytes or memory. */
 struct gather {
 	struct rn_wire_qp *wq;
@@ -469,7 +435,7 @@ static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
 	case RN_OP_READ:
 		/* One request for the responses still missing of this part. */
 		advance = rn_wire_read_part_end(s, i) - i;
-		p.opcode = wq->transport | RN_PKT_OP_READ_REQUEST;
+		p.opcode = rn_op_opcode(wq->transport, RN_OP_READ);
 		p.reth = (struct rn_pkt_reth){
 			w->remote_addr + off, w->rkey,
 			(uint32_t)(s->len - off < (uint64_t)advance * wq->mtu ?
@@ -479,9 +445,7 @@ static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
 		break;
 	case RN_OP_CMP_SWAP:
 	case RN_OP_FETCH_ADD:
-		p.opcode = wq->transport | (w->opcode == RN_OP_CMP_SWAP ?
-						    RN_PKT_OP_COMPARE_SWAP :
-						    RN_PKT_OP_FETCH_ADD);
+		p.opcode = rn_op_opcode(wq->transport, w->opcode);
 		p.atomic = (struct rn_pkt_atomiceth){
 			.va = w->remote_addr,
 			.rkey = w->rkey,
@@ -492,7 +456,9 @@ static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
 		break;
 	default:
 		last = i == s->npsn - 1;
-		p.opcode = data_opcode(wq, w->opcode, i, s->npsn);
+		p.opcode = rn_pkt_message_opcode(rn_op_opcode(wq->transport,
+							      w->opcode),
+						 i, s->npsn);
 		p.payload_len = (uint32_t)(s->len - off < wq->mtu ? s->len - off :
 								      wq->mtu);
 		fill = fill_payload;

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/icrc.h"
-#include "wire/packet.h"
+#include "roce/icrc.h"
+#include "roce/packet.h"
 
 #define PREFIX (4 + 4 + 16 + 16 + 2 + 2)
 

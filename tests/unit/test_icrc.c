@@ -15,7 +15,7 @@
 #include <zlib.h>
 #include <cmocka.h>
 
-#include "wire/icrc.h"
+#include "roce/icrc.h"
 
 static uint64_t rng_state = 0x243F6A8885A308D3ull;
 

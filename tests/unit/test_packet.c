@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "wire/packet.h"
+#include "roce/packet.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 

@@ -44,8 +44,8 @@
 #include <infiniband/verbs.h>
 #include <infiniband/ringnicdv.h>
 
-#include "wire/icrc.h"
-#include "wire/packet.h"
+#include "roce/icrc.h"
+#include "roce/packet.h"
 
 #define PAGE 4096u
 #define LIAR_ADDR "198.18.0.3"

@@ -6,7 +6,7 @@
 #include <isa-l/crc.h>
 #endif
 
-#include "wire/icrc.h"
+#include "roce/icrc.h"
 
 /*
  * The CRC input: the LRH IB would have (masked: 8 bytes of 0xFF), the IP

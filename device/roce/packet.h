@@ -8,8 +8,8 @@
  *
  * Nothing here keeps state or allocates; the ICRC is in icrc.h.
  */
-#ifndef RN_WIRE_PACKET_H
-#define RN_WIRE_PACKET_H
+#ifndef RN_ROCE_PACKET_H
+#define RN_ROCE_PACKET_H
 
 #include <endian.h>
 #include <stdbool.h>
@@ -257,6 +257,14 @@ static inline size_t rn_pkt_len(uint8_t opcode, size_t payload_len)
  * reserved AETH syndrome) or does not fit in 'cap' bytes.
  */
 size_t rn_pkt_build(const struct rn_pkt *p, void *buf, size_t cap);
+
+/*
+ * The opcode of packet i of the n packets of a message whose one-packet
+ * form is 'only' (SEND_ONLY, SEND_ONLY_IMM, SEND_ONLY_INV, WRITE_ONLY,
+ * WRITE_ONLY_IMM or READ_RESP_ONLY, of any transport): FIRST, MIDDLE,
+ * LAST (with the immediate or invalidation), or 'only' when n is 1.
+ */
+uint8_t rn_pkt_message_opcode(uint8_t only, uint32_t i, uint32_t n);
 
 /* ---- PSNs: 24-bit sequence numbers ---- */
 

@@ -17,15 +17,15 @@
  * RN_PKT_MIN_LEN <= len <= RN_PKT_MAX_LEN (IPv4: 65535 - 28) for the
  * functions that do not check (a packet rn_pkt_parse accepted qualifies).
  */
-#ifndef RN_WIRE_ICRC_H
-#define RN_WIRE_ICRC_H
+#ifndef RN_ROCE_ICRC_H
+#define RN_ROCE_ICRC_H
 
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire/packet.h"
+#include "roce/packet.h"
 
 /*
  * The CRC-32 has one implementation per library the build has: 0 is zlib's

@@ -2,7 +2,7 @@
 #include <endian.h>
 #include <string.h>
 
-#include "wire/packet.h"
+#include "roce/packet.h"
 
 #define HLEN(h)                                                                \
 	(RN_PKT_BTH_BYTES + ((h) & RN_PKT_H_DETH ? 8 : 0) +                    \
@@ -360,4 +360,37 @@ size_t rn_pkt_build(const struct rn_pkt *p, void *buf, size_t cap)
 		memmove(h, p->payload, p->payload_len);
 	memset(h + p->payload_len, 0, pad + RN_PKT_ICRC_BYTES);
 	return len;
+}
+
+uint8_t rn_pkt_message_opcode(uint8_t only, uint32_t i, uint32_t n)
+{
+	uint8_t t = only & 0xE0, first, middle, last;
+
+	if (n <= 1)
+		return only;
+	switch (only & 0x1F) {
+	case RN_PKT_OP_WRITE_ONLY:
+	case RN_PKT_OP_WRITE_ONLY_IMM:
+		first = RN_PKT_OP_WRITE_FIRST;
+		middle = RN_PKT_OP_WRITE_MIDDLE;
+		last = (only & 0x1F) == RN_PKT_OP_WRITE_ONLY ?
+			       RN_PKT_OP_WRITE_LAST :
+			       RN_PKT_OP_WRITE_LAST_IMM;
+		break;
+	case RN_PKT_OP_READ_RESP_ONLY:
+		first = RN_PKT_OP_READ_RESP_FIRST;
+		middle = RN_PKT_OP_READ_RESP_MIDDLE;
+		last = RN_PKT_OP_READ_RESP_LAST;
+		break;
+	default:
+		first = RN_PKT_OP_SEND_FIRST;
+		middle = RN_PKT_OP_SEND_MIDDLE;
+		last = (only & 0x1F) == RN_PKT_OP_SEND_ONLY_IMM ?
+			       RN_PKT_OP_SEND_LAST_IMM :
+		       (only & 0x1F) == RN_PKT_OP_SEND_ONLY_INV ?
+			       RN_PKT_OP_SEND_LAST_INV :
+			       RN_PKT_OP_SEND_LAST;
+		break;
+	}
+	return t | (i == 0 ? first : i + 1 < n ? middle : last);
 }
