@@ -505,6 +505,10 @@ struct rn_ctl_capture_req {
 enum rn_capture_dir {
 	RN_CAPTURE_TX = 1, /* sent by the device */
 	RN_CAPTURE_RX, /* received by it */
+	/* Between two QPs of the device (the local path): the packet the
+	 * message would have been, which nothing sent; qpn is its sender.
+	 */
+	RN_CAPTURE_LOCAL,
 };
 
 /*
@@ -516,7 +520,7 @@ enum rn_capture_dir {
 struct rn_capture_rec {
 	__u64 time_ns; /* CLOCK_REALTIME */
 	__u32 len; /* the packet's length; the record holds min(len, snaplen) */
-	__u32 qpn; /* our QP it is to or from; 0 for none */
+	__u32 qpn; /* our QP it is to or from (RN_CAPTURE_LOCAL: from); 0 for none */
 	__u32 dropped; /* records dropped since the previous one */
 	__u8 dir; /* enum rn_capture_dir */
 	__u8 reserved[3];

@@ -93,7 +93,8 @@ static void print_line(const struct rn_capture_rec *rec, const uint8_t *ip,
 	localtime_r(&sec, &tm);
 	printf("%02d:%02d:%02d.%06u %s %s > %s", tm.tm_hour, tm.tm_min,
 	       tm.tm_sec, (unsigned)(rec->time_ns % 1000000000u / 1000),
-	       rec->dir == RN_CAPTURE_TX ? "out" : "in ", src, dst);
+	       rec->dir == RN_CAPTURE_TX ? "out" :
+	       rec->dir == RN_CAPTURE_RX ? "in " : "loc", src, dst);
 	if (head && caplen >= head + 12) {
 		const uint8_t *bth = ip + head;
 

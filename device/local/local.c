@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "engine/capture.h"
 #include "engine/fault.h"
 #include "local/local.h"
 
@@ -66,8 +67,9 @@ void rn_local_advance_psns(struct rn_qp *qp, struct rn_qp *dst, uint64_t len)
 {
 	uint32_t packets = rn_local_packets(qp, len);
 
-	qp->attr.sq_psn = (qp->attr.sq_psn + packets) & 0xffffff;
-	dst->attr.rq_psn = (dst->attr.rq_psn + packets) & 0xffffff;
+	qp->attr.sq_psn = rn_pkt_psn_add(qp->attr.sq_psn, packets);
+	dst->attr.rq_psn = rn_pkt_psn_add(dst->attr.rq_psn, packets);
+	dst->local->msn = rn_pkt_psn_add(dst->local->msn, 1);
 }
 
 /* ---- execution ----------------------------------------------------------- */
@@ -614,6 +616,55 @@ static bool meets_faults(struct rn_qp *qp)
 	return qp->faults || (peer && peer->faults);
 }
 
+/*
+ * A try of w from PSN psn ended in res: the packets it would have been go
+ * to the captures (capture.c), unless it sent none (a local error, a
+ * WQE that stays in the device, UD: ud.c).
+ */
+static void capture_try(struct rn_qp *qp, const struct rn_wqe *w,
+			uint32_t psn, const struct result *res)
+{
+	struct rn_local_try t = { .psn = psn };
+	struct rn_qp *dst;
+
+	if (qp->qp_type == IBV_QPT_UD || w->opcode == RN_OP_LOCAL_INV ||
+	    w->opcode == RN_OP_BIND_MW)
+		return;
+	switch (res->outcome) {
+	case DONE:
+		t.answered = true;
+		switch (res->status) {
+		case IBV_WC_SUCCESS:
+			t.syndrome = rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT);
+			break;
+		case IBV_WC_REM_INV_REQ_ERR:
+			t.syndrome = rn_pkt_aeth_nak(RN_PKT_NAK_INV_REQ);
+			break;
+		case IBV_WC_REM_ACCESS_ERR:
+			t.syndrome = rn_pkt_aeth_nak(RN_PKT_NAK_REM_ACCESS);
+			break;
+		case IBV_WC_REM_OP_ERR:
+			t.syndrome = rn_pkt_aeth_nak(RN_PKT_NAK_REM_OP);
+			break;
+		default:
+			return;
+		}
+		break;
+	case WAIT_RNR:
+		dst = rn_qp_by_qpn(qp->client->dev, qp->attr.dest_qp_num);
+		t.answered = dst != NULL;
+		t.syndrome = rn_pkt_aeth_rnr_nak(dst ? dst->attr.min_rnr_timer : 0);
+		break;
+	case WAIT_SEQ:
+		t.answered = true;
+		t.syndrome = rn_pkt_aeth_nak(RN_PKT_NAK_PSN_SEQ);
+		break;
+	default:
+		break;
+	}
+	rn_local_capture(qp, w, &t);
+}
+
 /* Execute up to 'budget' WQEs of the QP's send queue. */
 static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 {
@@ -632,9 +683,13 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 			return true;
 		}
 		bool faulty = meets_faults(qp);
+		bool capturing = rn_capturing(qp->client->dev);
 
-		/* Where faults are injected, each WQE meets them alone. */
-		if (!faulty && rn_batchable(qp, &w) && !qp->local->wqe_started) {
+		/* Where faults are injected, each WQE meets them alone; a
+		 * capture gets each message's packets.
+		 */
+		if (!faulty && !capturing && rn_batchable(qp, &w) &&
+		    !qp->local->wqe_started) {
 			unsigned int n = rn_batch_run(qp, budget + 1);
 
 			if (n) {
@@ -643,11 +698,15 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 				continue;
 			}
 		}
-		if (!faulty)
-			res = execute(qp, &w);
-		else if (qp->local->wqe_started ||
-			 !injected_wr_error(qp, &w, &res))
-			res = execute_faulty(qp, &w);
+		/* An injected WR error fails it before it is sent. */
+		if (!faulty || qp->local->wqe_started ||
+		    !injected_wr_error(qp, &w, &res)) {
+			uint32_t psn = qp->attr.sq_psn;
+
+			res = faulty ? execute_faulty(qp, &w) : execute(qp, &w);
+			if (capturing)
+				capture_try(qp, &w, psn, &res);
+		}
 		if (res.outcome != DONE) {
 			if (retry_or_fail(qp, &res, now, &fail))
 				return progress;
@@ -675,9 +734,10 @@ int rn_local_qp_add(struct rn_qp *qp)
 	return qp->local ? 0 : ENOMEM;
 }
 
-/* Back to RESET: no WQE has started. */
+/* Back to RESET: no WQE has started, no message was taken. */
 void rn_local_qp_reset(struct rn_qp *qp)
 {
+	qp->local->msn = 0;
 	qp->local->wqe_started = false;
 	qp->local->late = false;
 	qp->local->request_late = false;

@@ -5,7 +5,8 @@
  * receiver's, with no packets (local.c); runs of SENDs and WRITEs move in
  * one copy (batch.c); UD datagrams go to a local QP or to the network
  * (ud.c).  Injected faults (engine/fault.h) become what the packets of a
- * message would have met (fault.c).
+ * message would have met (fault.c); captures get the packets a message
+ * would have been (capture.c).
  */
 #ifndef RN_LOCAL_H
 #define RN_LOCAL_H
@@ -33,6 +34,8 @@ struct rn_local_qp {
 	bool request_late;
 	uint8_t late_status; /* enum ibv_wc_status */
 	uint32_t late_len;
+	/* As a responder: the messages it took (the AETH's MSN), 24 bits. */
+	uint32_t msn;
 };
 
 /* local.c: a QP's local state, from its creation to its end */
@@ -79,6 +82,22 @@ struct rn_local_fault_result rn_local_answer_faults(struct rn_qp *qp,
 						    uint64_t len);
 /* A UD datagram of qp: how many copies arrive (0, 1 or 2). */
 unsigned int rn_local_datagram_copies(struct rn_qp *qp);
+
+/* capture.c: what a try of w put on the wire it did not use, for the
+ * device's captures (engine/capture.h)
+ */
+struct rn_local_try {
+	uint32_t psn; /* the first PSN of its requests */
+	bool answered; /* the responder answered them, with this AETH */
+	uint8_t syndrome;
+};
+
+void rn_local_capture(struct rn_qp *qp, const struct rn_wqe *w,
+		      const struct rn_local_try *t);
+void rn_local_capture_datagram(struct rn_qp *qp, const struct rn_wqe *w,
+			       const struct rn_ah_attr *ah, int sgid_index,
+			       uint32_t qkey, const struct rn_iovs *src,
+			       uint64_t len);
 
 /* ud.c */
 enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,

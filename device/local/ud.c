@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/table.h"
+#include "engine/capture.h"
 #include "local/local.h"
 
 #define RN_QKEY_OWN 0x80000000u /* "use the QP's own Q_Key" */
@@ -122,6 +123,11 @@ enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 				    len);
 	}
 
+	if (rn_capturing(dev))
+		rn_local_capture_datagram(qp, w, &ah->attr, index, qkey, &src,
+					  len);
+	/* Its PSN, as the wire gives each datagram one. */
+	qp->attr.sq_psn = rn_pkt_psn_add(qp->attr.sq_psn, 1);
 	/* An injected fault (local/fault.c) may lose or double it. */
 	copies = qp->faults ? rn_local_datagram_copies(qp) : 1;
 	while (copies--) {

@@ -60,7 +60,7 @@ case_() {
 		failed=$((failed + 1))
 		return
 	fi
-	pair=$(wire_pair none "$@" 2>&1)
+	pair=$(${PAIR:-wire_pair} none "$@" 2>&1)
 	local rc=$?
 	dump_stop "$file" || rc=1
 	if [ $rc -ne 0 ]; then
@@ -82,13 +82,14 @@ case_() {
 	fi
 }
 
-# perftest NAME CHECK 'DUMP-ARGS' 'CHECK-ARGS' TOOL [ARGS...] (GID index 0: IPv4)
+# perftest NAME CHECK 'DUMP-ARGS' 'CHECK-ARGS' TOOL [ARGS...] (GID index 0:
+# IPv4); the client on CLIENT_DEV, ringnic1 by default.
 perftest() {
 	local name=$1 check=$2 dump_args=$3 check_args=$4 gid=${GID:-0}
 	shift 4
 	case_ "$name" "$check" "$dump_args" "$check_args" $((port + 1)) \
 		"$@" -d ringnic0 -x $gid -p $((port + 1)) -- \
-		"$@" -d ringnic1 -x $gid -p $((port + 1)) 198.18.0.1
+		"$@" -d "${CLIENT_DEV:-ringnic1}" -x $gid -p $((port + 1)) 198.18.0.1
 }
 
 # The link's MTU is 1500: active_mtu 1024.
@@ -114,6 +115,34 @@ if dump_start "$file"; then
 		failed=$((failed + 1))
 	fi
 fi
+# The local path: both ends on ringnic0 (host A), which moves the data
+# with no packets; the capture gets the packets it would have sent.  With
+# a path MTU of 1024 a message of 4096 bytes is 4 packets, here too.
+local_pair() { "$(dirname "$0")/../pair.sh" "$@"; }
+export PAIR=local_pair CLIENT_DEV=ringnic0
+perftest local-write write "" "iters=20 size=4096 mtu=1024" ib_write_bw -s 4096 -n 20
+perftest local-read read "" "iters=20 size=4096 mtu=1024" ib_read_bw -s 4096 -n 20
+perftest local-send send "" "iters=20 size=4096 mtu=1024" ib_send_bw -s 4096 -n 20
+perftest local-atomic atomic "" "iters=50" ib_atomic_bw -n 50
+case_ local-ud ud "" "iters=20 size=512" $((port + 1)) \
+	ibv_ud_pingpong -s 512 -n 20 -d ringnic0 -g 0 -p $((port + 1)) -- \
+	ibv_ud_pingpong -s 512 -n 20 -d ringnic0 -g 0 -p $((port + 1)) 198.18.0.1
+file=$out/local-rping.pcap
+if dump_start "$file"; then
+	RN_PAIR_CM_LOG=$RINGNIC_RUNTIME_DIR.ringnic0.log local_pair none 7472 \
+		rping -s -a 198.18.0.1 -p 7472 -C 5 -S 64 -V -- \
+		rping -c -a 198.18.0.1 -p 7472 -C 5 -S 64 -V >/dev/null 2>&1
+	rc=$?
+	dump_stop "$file" || rc=1
+	if [ $rc -eq 0 ] && python3 "$here/capture_check.py" "$file" rping; then
+		echo "ok   local-rping"
+	else
+		echo "FAIL local-rping"
+		failed=$((failed + 1))
+	fi
+fi
+unset PAIR CLIENT_DEV
+
 # GID 1 is IPv6 (perftest meets its peer over IPv4 TCP all the same).
 GID=1 perftest ipv6 write "" "iters=20 size=4096 mtu=1024 ipv6=1" \
 	ib_write_bw -s 4096 -n 20

@@ -226,6 +226,29 @@ def check_cm(pkts, a):
         fail("no RC traffic after the CM's MADs")
 
 
+def check_rping(pkts, a):
+    """rping -C 5 -S 64 on the local path: per round, the client's SEND of
+    its buffer, the server's READ of it, a SEND, the client's next SEND,
+    the server's WRITE into it, a SEND; all acknowledged."""
+    kinds = {"READ requests": [p for p in pkts if p["op"] == RC_READ_REQ],
+             "READ responses": [p for p in pkts if p["op"] in RC_READ_RESP],
+             "WRITEs": [p for p in pkts if p["op"] in RC_WRITE]}
+    for what, got in kinds.items():
+        if len(got) != 5:
+            fail(f"{len(got)} {what}, 5 expected")
+    if any(p["dmalen"] != 64 for p in kinds["READ requests"]):
+        fail("READ requests not of the 64-byte buffer")
+    if any(p["data"] != 64 for p in kinds["READ responses"] + kinds["WRITEs"]):
+        fail("READ responses or WRITEs not of 64 bytes")
+    sends = [p for p in pkts if p["op"] in RC_SEND]
+    if len(sends) < 20:
+        fail(f"{len(sends)} SENDs, 4 a round expected")
+    acks = [p for p in pkts if p["op"] == RC_ACK]
+    if len(acks) != len(sends) + len(kinds["WRITEs"]):
+        fail(f"{len(acks)} ACKs for {len(sends)} SENDs and "
+             f"{len(kinds['WRITEs'])} WRITEs")
+
+
 def check_filter(pkts, a):
     if not pkts:
         fail("no packet of the QP captured")
@@ -248,6 +271,7 @@ def only_qps(pkts, a):
 
 CHECKS = {"write": check_write, "read": check_read, "send": check_send,
           "atomic": check_atomic, "ud": check_ud, "cm": check_cm,
+          "rping": check_rping,
           "filter": check_filter, "none": check_none}
 
 if __name__ == "__main__":
