@@ -113,7 +113,8 @@ static int protocol_break(const char *path, enum variant v)
 	/* A send refused because ringnicd closed already is the same answer. */
 	ret = raw_send(fd, buf, len, fds, nfds, 0);
 	if (!ret)
-		ret = expect_closed(fd, what);
+		ret = v == V_CTL_AFTER_CAPTURE ? expect_capture_closed(fd, what) :
+						 expect_closed(fd, what);
 	else if (ret == EPIPE || ret == ECONNRESET)
 		ret = 0;
 	else

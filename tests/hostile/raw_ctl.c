@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "raw_ctl.h"
@@ -127,6 +128,29 @@ int raw_answer(int fd, enum answer *a, int *status)
 	*a = ANSWER_REPLY;
 	*status = hdr.status;
 	return 0;
+}
+
+int expect_capture_closed(int fd, const char *what)
+{
+	static uint8_t buf[sizeof(struct rn_capture_rec) + 65536];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct timespec start, now;
+	ssize_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		HCHECK((now.tv_sec - start.tv_sec) * 1000 < CTL_WAIT_MS,
+		       "%s: the capture was not closed", what);
+		HCHECK(poll(&pfd, 1, CTL_WAIT_MS) == 1,
+		       "%s: the capture was not closed", what);
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return 0;
+		HCHECK(n >= (ssize_t)sizeof(struct rn_capture_rec),
+		       "%s: %zd bytes where a capture record or the end was expected: %s",
+		       what, n, n < 0 ? strerror(errno) : "short");
+	}
 }
 
 int expect_closed(int fd, const char *what)

@@ -21,6 +21,10 @@ int raw_send(int fd, const void *msg, size_t len, const int *fds, int nfds,
 /* The next answer: a reply (its status), or the connection closed. */
 int raw_answer(int fd, enum answer *a, int *status);
 int expect_closed(int fd, const char *what);
+/* The same for a capture's connection, whose records (of the packets of
+ * any client, the local path's too) may come first: they are skipped.
+ */
+int expect_capture_closed(int fd, const char *what);
 int expect_status(int fd, int want, const char *what);
 /* One well-formed request (op and len filled in); its status must be want. */
 int raw_call(int fd, void *req, size_t len, uint32_t op, int want,
