@@ -52,8 +52,8 @@ done
 # ---- unmodified tools ------------------------------------------------------------
 check ibv_devices sh -c 'ringnic-run ibv_devices | grep -q ringnic0'
 check ibv_devinfo sh -c 'ringnic-run ibv_devinfo -v | grep -q PORT_ACTIVE'
-# The installed ringnic-dump reaches the installed device (the local path
-# here: no packet), and libpcap writes its file.
+# The installed ringnic-dump reaches the installed device (no traffic yet:
+# no packet), and libpcap writes its file.
 check ringnic-dump sh -c "timeout --preserve-status -s INT 1 ringnic-dump -w $tmp/dump.pcap;
 	[ \$? = 0 ] && [ -s $tmp/dump.pcap ]"
 pair() {
