@@ -81,17 +81,41 @@ static bool sees(struct rn_device *dev, const struct rn_capture *c,
 	       (!c->pid || qp->client->pid == c->pid);
 }
 
-/* A packet between two QPs of ours is either's. */
+/* Does c take a packet of qpn, and of peer_qpn (0: none)?  A packet
+ * between two QPs of ours is either's.
+ */
+static bool takes_qps(struct rn_device *dev, const struct rn_capture *c,
+		      uint32_t qpn, uint32_t peer_qpn)
+{
+	if (c->qpn == RN_CAPTURE_ANY_QP || c->qpn == qpn) {
+		if (sees(dev, c, qpn))
+			return true;
+	}
+	return peer_qpn && (c->qpn == RN_CAPTURE_ANY_QP || c->qpn == peer_qpn) &&
+	       sees(dev, c, peer_qpn);
+}
+
 static bool takes(struct rn_device *dev, const struct rn_capture *c,
 		  const struct rn_capture_pkt *pkt)
 {
-	if (c->qpn == RN_CAPTURE_ANY_QP || c->qpn == pkt->qpn) {
-		if (sees(dev, c, pkt->qpn))
-			return true;
+	return takes_qps(dev, c, pkt->qpn, pkt->peer_qpn);
+}
+
+uint32_t rn_capture_wanted(struct rn_device *dev, uint32_t qpn,
+			   uint32_t peer_qpn)
+{
+	struct rn_list *pos;
+	uint32_t keep = 0;
+
+	for (pos = dev->engine->captures.next; pos != &dev->engine->captures;
+	     pos = pos->next) {
+		struct rn_capture *c = rn_container_of(pos, struct rn_capture,
+						       link);
+
+		if (c->snaplen > keep && takes_qps(dev, c, qpn, peer_qpn))
+			keep = c->snaplen;
 	}
-	return pkt->peer_qpn &&
-	       (c->qpn == RN_CAPTURE_ANY_QP || c->qpn == pkt->peer_qpn) &&
-	       sees(dev, c, pkt->peer_qpn);
+	return keep;
 }
 
 static void send_record(struct rn_capture *c, struct rn_capture_rec *rec,

@@ -44,5 +44,11 @@ int rn_capture_start(struct rn_client *client, uint32_t qpn, pid_t pid,
 /* Its connection is closing: a capture, if it is one, ends. */
 void rn_capture_stop(struct rn_client *client);
 void rn_capture_packet(struct rn_device *dev, const struct rn_capture_pkt *pkt);
+/* The most bytes of a packet between our QPs qpn and peer_qpn (0: a
+ * packet of qpn alone) that a capture keeps: 0 when none takes it.  For
+ * what makes packets up (local/capture.c) and can spare the work.
+ */
+uint32_t rn_capture_wanted(struct rn_device *dev, uint32_t qpn,
+			   uint32_t peer_qpn);
 
 #endif

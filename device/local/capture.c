@@ -30,6 +30,7 @@
 struct flow {
 	uint32_t qpn; /* the sender, a QP of ours */
 	uint32_t peer_qpn; /* the receiver, when it is ours */
+	uint32_t keep; /* bytes from the IP header on that a capture keeps */
 	uint8_t sgid[RN_GID_LEN];
 	uint8_t dgid[RN_GID_LEN];
 	struct rn_ip_fields ip;
@@ -40,7 +41,7 @@ struct flow {
  */
 static void flow_of(const struct rn_qp *qp, int sgid_index,
 		    const struct rn_ah_attr *ah, uint32_t peer_qpn,
-		    struct flow *f)
+		    uint32_t keep, struct flow *f)
 {
 	const struct rn_device *dev = qp->client->dev;
 
@@ -54,6 +55,7 @@ static void flow_of(const struct rn_qp *qp, int sgid_index,
 	       RN_GID_LEN);
 	f->qpn = qp->qpn;
 	f->peer_qpn = peer_qpn;
+	f->keep = keep;
 	f->ip = (struct rn_ip_fields){
 		.sgid = f->sgid,
 		.dgid = f->dgid,
@@ -63,14 +65,50 @@ static void flow_of(const struct rn_qp *qp, int sgid_index,
 	};
 }
 
-static void connected_flow(const struct rn_qp *qp, struct flow *f)
+static void connected_flow(const struct rn_qp *qp, uint32_t keep,
+			   struct flow *f)
 {
-	flow_of(qp, qp->sgid, &qp->attr.ah_attr, qp->attr.dest_qp_num, f);
+	flow_of(qp, qp->sgid, &qp->attr.ah_attr, qp->attr.dest_qp_num, keep, f);
+}
+
+static bool ipv4(const struct flow *f)
+{
+	return rn_gid_is_ipv4(f->sgid) && rn_gid_is_ipv4(f->dgid);
+}
+
+/* The bytes of a packet's payload that a capture keeps. */
+static uint32_t payload_kept(const struct flow *f, uint8_t opcode, uint32_t len)
+{
+	uint32_t head = (ipv4(f) ? RN_PKT_IPV4_BYTES : RN_PKT_IPV6_BYTES) +
+			RN_PKT_UDP_BYTES + rn_pkt_hdr_len(opcode);
+
+	return f->keep <= head ? 0 : f->keep - head < len ? f->keep - head : len;
+}
+
+/* The ICRC of a packet ringnicd would send: IPv4 ID 0 with DF. */
+static void seal(const struct flow *f, uint8_t *buf, size_t len)
+{
+	if (ipv4(f)) {
+		struct rn_icrc_flow4 f4 = { .sport = RN_PKT_UDP_DPORT,
+					    .dport = RN_PKT_UDP_DPORT };
+
+		memcpy(&f4.saddr, f->sgid + 12, 4);
+		memcpy(&f4.daddr, f->dgid + 12, 4);
+		rn_icrc_seal_ipv4(&f4, 0, buf, len);
+	} else {
+		struct rn_icrc_flow6 f6 = { .sport = RN_PKT_UDP_DPORT,
+					    .dport = RN_PKT_UDP_DPORT };
+
+		memcpy(&f6.saddr, f->sgid, RN_GID_LEN);
+		memcpy(&f6.daddr, f->dgid, RN_GID_LEN);
+		rn_icrc_seal_ipv6(&f6, buf, len);
+	}
 }
 
 /*
- * Build *p at buf, its payload already at buf + its headers, seal it as
- * ringnicd would send it (IPv4 ID 0 with DF) and hand it to the captures.
+ * Build *p at buf, its payload already at buf + its headers (as much as a
+ * capture keeps), seal it if a capture keeps its ICRC, and hand it to the
+ * captures.
  */
 static void emit(struct rn_device *dev, const struct flow *f, struct rn_pkt *p,
 		 uint8_t *buf)
@@ -90,21 +128,8 @@ static void emit(struct rn_device *dev, const struct flow *f, struct rn_pkt *p,
 	len = rn_pkt_build(p, buf, PKT_MAX);
 	if (!len)
 		return;
-	if (rn_gid_is_ipv4(f->sgid) && rn_gid_is_ipv4(f->dgid)) {
-		struct rn_icrc_flow4 f4 = { .sport = RN_PKT_UDP_DPORT,
-					    .dport = RN_PKT_UDP_DPORT };
-
-		memcpy(&f4.saddr, f->sgid + 12, 4);
-		memcpy(&f4.daddr, f->dgid + 12, 4);
-		rn_icrc_seal_ipv4(&f4, 0, buf, len);
-	} else {
-		struct rn_icrc_flow6 f6 = { .sport = RN_PKT_UDP_DPORT,
-					    .dport = RN_PKT_UDP_DPORT };
-
-		memcpy(&f6.saddr, f->sgid, RN_GID_LEN);
-		memcpy(&f6.daddr, f->dgid, RN_GID_LEN);
-		rn_icrc_seal_ipv6(&f6, buf, len);
-	}
+	if (payload_kept(f, p->opcode, p->payload_len) == p->payload_len)
+		seal(f, buf, len);
 	cp.body_len = len;
 	rn_capture_packet(dev, &cp);
 }
@@ -115,20 +140,24 @@ struct source {
 	struct rn_iovs iovs;
 };
 
-static void payload(struct rn_pkt *p, uint8_t *buf, const struct source *s,
-		    uint64_t off, uint32_t len)
+/* Packet p carries len bytes of s from off: those a capture keeps are
+ * read.
+ */
+static void payload(const struct flow *f, struct rn_pkt *p, uint8_t *buf,
+		    const struct source *s, uint64_t off, uint32_t len)
 {
 	uint8_t *at = buf + rn_pkt_hdr_len(p->opcode);
+	uint32_t n = payload_kept(f, p->opcode, len);
 	struct rn_iovs part;
 
 	p->payload_len = len;
 	if (s->inline_data) {
-		memcpy(at, s->inline_data + off, len);
+		memcpy(at, s->inline_data + off, n);
 		return;
 	}
-	rn_iovs_sub(&s->iovs, off, len, &part);
-	if (rn_dma_from(&part, at, len))
-		memset(at, 0, len);
+	rn_iovs_sub(&s->iovs, off, n, &part);
+	if (rn_dma_from(&part, at, n))
+		memset(at, 0, n);
 }
 
 /* A message of len bytes as packets i = 0..n-1 of at most mtu bytes each,
@@ -148,7 +177,7 @@ static void message(struct rn_device *dev, const struct flow *f,
 
 		p.opcode = rn_pkt_message_opcode(only, i, n);
 		p.psn = rn_pkt_psn_add(psn, i);
-		payload(&p, buf, s, off,
+		payload(f, &p, buf, s, off,
 			(uint32_t)(len - off < mtu ? len - off : mtu));
 		emit(dev, f, &p, buf);
 	}
@@ -156,7 +185,7 @@ static void message(struct rn_device *dev, const struct flow *f,
 
 /* The answer of dst to a request at psn: an ACK, NAK or RNR NAK. */
 static void acknowledge(struct rn_device *dev, struct rn_qp *dst,
-			uint8_t syndrome, uint32_t psn)
+			uint8_t syndrome, uint32_t psn, uint32_t keep)
 {
 	struct rn_pkt p = {
 		.opcode = rn_qp_transport(dst->qp_type) | RN_PKT_OP_ACK,
@@ -167,7 +196,7 @@ static void acknowledge(struct rn_device *dev, struct rn_qp *dst,
 	uint8_t buf[PKT_MAX];
 	struct flow f;
 
-	connected_flow(dst, &f);
+	connected_flow(dst, keep, &f);
 	emit(dev, &f, &p, buf);
 }
 
@@ -183,7 +212,7 @@ static uint64_t sge_bytes(const struct rn_wqe *w)
 
 /* A READ's or an atomic's responses, from what it wrote at the requester. */
 static void respond(struct rn_qp *qp, struct rn_qp *dst, const struct rn_wqe *w,
-		    uint32_t psn)
+		    uint32_t psn, uint32_t keep)
 {
 	struct rn_device *dev = qp->client->dev;
 	uint8_t syndrome = rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT);
@@ -193,7 +222,7 @@ static void respond(struct rn_qp *qp, struct rn_qp *dst, const struct rn_wqe *w,
 	if (rn_sgl_resolve(qp->client, qp->pd, w->sge, w->num_sge,
 			   IBV_ACCESS_LOCAL_WRITE, &s.iovs))
 		return;
-	connected_flow(dst, &f);
+	connected_flow(dst, keep, &f);
 	if (w->opcode == RN_OP_READ) {
 		struct rn_pkt p = { .dqpn = dst->attr.dest_qp_num,
 				    .aeth = { syndrome, dst->local->msn } };
@@ -225,6 +254,7 @@ void rn_local_capture(struct rn_qp *qp, const struct rn_wqe *w,
 	enum rn_pkt_transport tr = rn_qp_transport(qp->qp_type);
 	bool reliable = qp->qp_type != IBV_QPT_UC;
 	uint32_t mtu = 128u << qp->attr.path_mtu, last = t->psn;
+	uint32_t keep = rn_capture_wanted(dev, qp->qpn, qp->attr.dest_qp_num);
 	uint8_t buf[PKT_MAX];
 	struct rn_pkt p = {
 		.opcode = rn_op_opcode(tr, w->opcode),
@@ -235,7 +265,9 @@ void rn_local_capture(struct rn_qp *qp, const struct rn_wqe *w,
 	};
 	struct flow f;
 
-	connected_flow(qp, &f);
+	if (!keep)
+		return;
+	connected_flow(qp, keep, &f);
 	switch (w->opcode) {
 	case RN_OP_READ:
 		p.reth = (struct rn_pkt_reth){ w->remote_addr, w->rkey,
@@ -274,11 +306,11 @@ void rn_local_capture(struct rn_qp *qp, const struct rn_wqe *w,
 	if (!t->answered || !reliable || !dst || !dst->local)
 		return;
 	if (rn_pkt_aeth_type(t->syndrome) != RN_PKT_AETH_ACK)
-		acknowledge(dev, dst, t->syndrome, t->psn);
+		acknowledge(dev, dst, t->syndrome, t->psn, keep);
 	else if (rn_op_read_or_atomic(w->opcode))
-		respond(qp, dst, w, t->psn);
+		respond(qp, dst, w, t->psn, keep);
 	else
-		acknowledge(dev, dst, t->syndrome, last);
+		acknowledge(dev, dst, t->syndrome, last, keep);
 }
 
 void rn_local_capture_datagram(struct rn_qp *qp, const struct rn_wqe *w,
@@ -288,23 +320,25 @@ void rn_local_capture_datagram(struct rn_qp *qp, const struct rn_wqe *w,
 {
 	struct source s = { 0 };
 	uint8_t buf[PKT_MAX];
+	uint32_t dqpn = w->dest.remote_qpn & RN_PKT_MASK24;
+	uint32_t keep = rn_capture_wanted(qp->client->dev, qp->qpn, dqpn);
 	struct rn_pkt p = {
 		.opcode = rn_op_opcode(RN_PKT_UD, w->opcode),
 		.se = w->flags & RN_WQE_SOLICITED,
-		.dqpn = w->dest.remote_qpn & RN_PKT_MASK24,
+		.dqpn = dqpn,
 		.psn = qp->attr.sq_psn,
 		.deth = { qkey, qp->qpn },
 		.imm = be32toh(w->imm_data),
 	};
 	struct flow f;
 
-	if (len > PKT_MAX - 64 - RN_PKT_ICRC_BYTES)
+	if (!keep || len > PKT_MAX - 64 - RN_PKT_ICRC_BYTES)
 		return;
 	if (w->flags & RN_WQE_INLINE)
 		s.inline_data = w->inline_data;
 	else
 		s.iovs = *src;
-	flow_of(qp, sgid_index, ah, w->dest.remote_qpn & RN_PKT_MASK24, &f);
-	payload(&p, buf, &s, 0, (uint32_t)len);
+	flow_of(qp, sgid_index, ah, dqpn, keep, &f);
+	payload(&f, &p, buf, &s, 0, (uint32_t)len);
 	emit(qp->client->dev, &f, &p, buf);
 }

@@ -8,8 +8,10 @@ Every packet must be RoCEv2 as tshark decodes it with no configuration
 captured (IB spec, RoCEv2 annex: CRC-32 over 8 bytes of ones, the IP and
 UDP headers and the BTH with their variant fields masked, then the rest).
 CHECK names what the capture must show; the values are those the tools
-printed (QPNs, PSNs) and what they were asked to move (bytes).
+printed (QPNs, PSNs: client_out=FILE reads them from what a perftest or
+ibv_*_pingpong client printed) and what they were asked to move (bytes).
 """
+import re
 import struct
 import subprocess
 import sys
@@ -93,9 +95,26 @@ def num(s):
     return int(s, 0) if s else None
 
 
+def addresses(path):
+    """The client's QPN and first PSN, and the server's QPN, as the client
+    printed them ("local address: ... QPN 0x.., PSN 0x..")."""
+    text = open(path).read()
+    mine = re.search(r"local address: .*?QPN (0x[0-9a-fA-F]+).*?PSN (0x[0-9a-fA-F]+)", text)
+    theirs = re.search(r"remote address: .*?QPN (0x[0-9a-fA-F]+)", text)
+    if not mine or not theirs:
+        fail(f"{path}: no local and remote address printed")
+        return {}
+    return {"client_qpn": int(mine[1], 16), "client_psn": int(mine[2], 16),
+            "server_qpn": int(theirs[1], 16)}
+
+
 def main():
     path, check = sys.argv[1], sys.argv[2]
-    arg = {k: int(v, 0) for k, v in (a.split("=", 1) for a in sys.argv[3:])}
+    arg = dict(a.split("=", 1) for a in sys.argv[3:])
+    client_out = arg.pop("client_out", None)
+    arg = {k: int(v, 0) for k, v in arg.items()}
+    if client_out:
+        arg.update(addresses(client_out))
     raw = packets_from_file(path)
     rows = decode(path)
     if len(rows) != len(raw):
