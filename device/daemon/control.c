@@ -125,7 +125,10 @@ static bool start_netlink(struct rn_client *client, struct rn_msg *m)
 	if (m->len != sizeof(*req) || req->hdr.len != m->len || m->nfds ||
 	    req->reserved)
 		return false;
-	resp.status = rn_nldev_start(client, req->dev_index);
+	/* In kernel mode the kernel answers RDMA netlink itself. */
+	resp.status = client->dev->kdev_fd >= 0 ?
+			      EOPNOTSUPP :
+			      rn_nldev_start(client, req->dev_index);
 	return send(client->fd, &resp, sizeof(resp),
 		    MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof(resp);
 }

@@ -338,14 +338,16 @@ static int setup(struct rn_device *dev)
 			       &d->netdev_timer_watch, RN_WATCH_NETDEV_TIMER);
 	if (ret)
 		return ret;
-	if (dev->kdev_fd >= 0)
-		return watch_fd(dev, dev->kdev_fd, &d->kdev_watch, RN_WATCH_KDEV);
-
+	/* In kernel mode contexts come through ringnic.ko: the control
+	 * socket serves packet captures and ringnic-fault only.
+	 */
 	ret = rn_control_listen(dev);
 	if (ret) {
 		rn_err("cannot listen on %s: %s\n", d->ctl_path, strerror(ret));
 		return ret;
 	}
+	if (dev->kdev_fd >= 0)
+		return watch_fd(dev, dev->kdev_fd, &d->kdev_watch, RN_WATCH_KDEV);
 	ret = rn_cm_listen(dev, d->runtime_dir);
 	if (ret) {
 		rn_err("cannot serve rdma_cm: %s\n", strerror(ret));

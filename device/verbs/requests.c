@@ -42,6 +42,9 @@ static int do_open(struct rn_client *client, struct rn_msg *m,
 
 	if (req->version != RN_CTL_VERSION)
 		return EPROTO;
+	/* In kernel mode a context is opened through ringnic.ko only. */
+	if (!client->kctx && dev->kdev_fd >= 0)
+		return EOPNOTSUPP;
 	/* A kernel context's async events go through the kernel: its only
 	 * descriptor is the optional userfaultfd.
 	 */

@@ -4,7 +4,7 @@
 # ib_core and ib_uverbs loaded and eth0 up.  ringnic.ko's device, driven by
 # ringnicd, used by unmodified tools with no ringnic-run, no SYSFS_PATH and
 # no LD_PRELOAD: rdma link add, rdma dev, ibv_devinfo, the pingpongs (RC,
-# UD, SRQ, UC, XRC, ODP), the perftest matrix (RC, UD, UC, XRC, SRQ),
+# UD, SRQ, UC, XRC, ODP), a capture and injected faults, the perftest matrix (RC, UD, UC, XRC, SRQ),
 # events, rdma_cm programs over the kernel's own rdma_cm (loaded first, so
 # that every later step has the kernel's MAD layer on ringnic0's QP1);
 # contexts that close as their processes exit, many at once; then
@@ -484,12 +484,61 @@ sys.exit(bad)
 CHECK
 }
 
+# ringnic-dump of ringnic.ko's device: a pair on it is its local path,
+# whose packets the capture makes up; Debian's tshark must read them as
+# tests/wire's capture_check.py reads userspace mode's (MTU 1500: 1024).
+capture_local() {
+	local f=/tmp/kernel.pcap rc=0 dump
+	ringnic-dump --runtime-dir /run/ringnic-k -d ringnic0 -w $f 2>$f.err &
+	dump=$!
+	for _ in $(seq 100); do
+		grep -q "capturing on" $f.err && break
+		sleep 0.05
+	done
+	pair none ib_write_bw -d ringnic0 -x $gid -s 4096 -n 20 >$f.client 2>&1 || rc=1
+	kill -INT $dump
+	wait $dump || rc=1
+	[ $rc -eq 0 ] || { tail -n 20 $f.client $f.err; return 1; }
+	python3 "$src/tests/wire/capture_check.py" $f write iters=20 size=4096 \
+		mtu=1024 client_out=$f.client
+}
+
+# ringnic-fault on a QP of ringnic.ko's device, through ringnicd's control
+# socket: a local ib_send_bw meets RNR NAKs its server never sent, counted
+# apart, and goes on once the rules are cleared.
+fault_local() {
+	local f=/tmp/kfault rc=0 server client sqpn inj0 inj
+	local send=(ib_send_bw -d ringnic0 -x $gid -p 18599 --run_infinitely -D 1)
+	timeout 60 stdbuf -oL "${send[@]}" >$f.server 2>&1 &
+	server=$!
+	sleep 0.5
+	timeout 60 stdbuf -oL "${send[@]}" localhost >$f.client 2>&1 &
+	client=$!
+	for _ in $(seq 100); do
+		sqpn=$(sed -nE 's/.*local address: .*QPN (0x[0-9a-f]+).*/\1/p' $f.server | head -n 1)
+		[ -n "$sqpn" ] && break
+		sleep 0.1
+	done
+	inj0=$(stat_of injected_rnr_naks)
+	ringnic-fault --runtime-dir /run/ringnic-k -d ringnic0 "$sqpn" rnr,share=1% || rc=1
+	sleep 2
+	ringnic-fault --runtime-dir /run/ringnic-k -d ringnic0 "$sqpn" || rc=1
+	inj=$(($(stat_of injected_rnr_naks) - inj0))
+	kill -0 $server $client || rc=1
+	pkill -f "ib_send_bw -d ringnic0 -x $gid -p 18599"
+	wait $server $client
+	echo "QP $sqpn: $inj RNR NAKs injected"
+	[ $rc -eq 0 ] && [ "$inj" -gt 0 ] || { tail -n 5 $f.server $f.client; return 1; }
+}
+
 step "the kernel's rdma_cm (ib_mad, ib_cm, rdma_ucm)" modprobe rdma_ucm
 step "rdma link add" link_add
 step "ringnicd attaches" start_ringnicd
 if [[ " $groups " == *" tools "* ]]; then
 	step "ibv_devinfo -v" devinfo
 	step "rdma res show qp|mr: both processes' QPs, states, PSNs" res_of_pair
+	step "ringnic-dump: the local path as RoCEv2 packets" capture_local
+	step "ringnic-fault: RNR NAKs on a local QP" fault_local
 	step "ibv_rc_pingpong" pair pingpong ibv_rc_pingpong -d ringnic0 -g $gid -n 1000
 	step "ibv_rc_pingpong -e" pair pingpong ibv_rc_pingpong -d ringnic0 -g $gid -n 1000 -e
 	for tool in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw; do
