@@ -520,15 +520,17 @@ fault_local() {
 		sleep 0.1
 	done
 	inj0=$(stat_of injected_rnr_naks)
-	ringnic-fault --runtime-dir /run/ringnic-k -d ringnic0 "$sqpn" rnr,share=1% || rc=1
+	ringnic-fault --runtime-dir /run/ringnic-k -d ringnic0 "$sqpn" rnr,share=1% ||
+		{ echo "setting the rules failed"; rc=1; }
 	sleep 2
-	ringnic-fault --runtime-dir /run/ringnic-k -d ringnic0 "$sqpn" || rc=1
+	ringnic-fault --runtime-dir /run/ringnic-k -d ringnic0 "$sqpn" ||
+		{ echo "clearing the rules failed"; rc=1; }
 	inj=$(($(stat_of injected_rnr_naks) - inj0))
-	kill -0 $server $client || rc=1
+	kill -0 $server $client || { echo "ib_send_bw ended"; rc=1; }
 	pkill -f "ib_send_bw -d ringnic0 -x $gid -p 18599"
 	wait $server $client
 	echo "QP $sqpn: $inj RNR NAKs injected"
-	[ $rc -eq 0 ] && [ "$inj" -gt 0 ] || { tail -n 5 $f.server $f.client; return 1; }
+	[ $rc -eq 0 ] && [ "$inj" -gt 0 ] || { cat $f.server $f.client; return 1; }
 }
 
 step "the kernel's rdma_cm (ib_mad, ib_cm, rdma_ucm)" modprobe rdma_ucm
