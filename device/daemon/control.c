@@ -68,8 +68,12 @@ void rn_control_accept(struct rn_device *dev)
 	fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	/* Every client costs descriptors: refuse more than the limit allows. */
-	if (dev->nclients >= dev->max_clients) {
+	/* Every client costs descriptors: refuse more than the limit allows.
+	 * In kernel mode the socket serves captures and ringnic-fault only:
+	 * their connections must not take the kernel contexts' places.
+	 */
+	if (dev->nclients >= dev->max_clients ||
+	    (dev->kdev_fd >= 0 && d->sockets >= RN_KERNEL_MODE_SOCKETS)) {
 		rn_warn("client refused: %u clients already\n", dev->nclients);
 		close(fd);
 		return;
@@ -93,6 +97,7 @@ void rn_control_accept(struct rn_device *dev)
 	}
 	rn_list_add_tail(&dev->clients, &client->link);
 	dev->nclients++;
+	d->sockets++;
 	rn_dbg("client pid %d connected\n", client->pid);
 }
 
@@ -104,6 +109,7 @@ void rn_client_destroy(struct rn_client *client)
 	if (client->fd >= 0) {
 		epoll_ctl(dev->epoll_fd, EPOLL_CTL_DEL, client->fd, NULL);
 		close(client->fd);
+		rn_daemon_of(dev)->sockets--;
 	}
 	rn_capture_stop(client);
 	rn_nldev_stop(client);

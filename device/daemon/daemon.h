@@ -20,6 +20,9 @@ struct rn_netdev_opts {
 
 #define RN_RUNTIME_DIR_MAX 96
 
+/* Connections to the control socket in kernel mode (captures, ringnic-fault). */
+#define RN_KERNEL_MODE_SOCKETS 64
+
 /* How often a GID's socket that could not be bound is tried again. */
 #define RN_GID_RETRY_NS 1000000000ull
 
@@ -45,6 +48,7 @@ struct rn_daemon {
 	int lock_fd;
 	bool locked; /* we hold lock_path: the name is ours in runtime_dir */
 	bool listening; /* ctl_path is our socket */
+	uint32_t sockets; /* clients connected to it */
 	struct rn_watch listen_watch;
 	struct rn_watch signal_watch;
 	struct rn_netdev_opts netdev_opts;

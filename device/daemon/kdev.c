@@ -90,6 +90,9 @@ static struct rn_client *client_of(struct rn_device *dev, uint32_t ctx)
 {
 	struct rn_list *pos, *tmp;
 
+	/* 0 names no kernel context: it is every socket client's kctx. */
+	if (!ctx)
+		return NULL;
 	rn_list_for_each_safe(pos, tmp, &dev->clients) {
 		struct rn_client *c = rn_container_of(pos, struct rn_client, link);
 
