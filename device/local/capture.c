@@ -37,13 +37,14 @@ struct flow {
 };
 
 /* The packets of a QP to its peer, addressed as its address vector says
- * (its source GID, else the port's first; its destination, else itself).
+ * (its source GID, else the port's first; its destination, else itself);
+ * false when no capture keeps them.
  */
-static void flow_of(const struct rn_qp *qp, int sgid_index,
+static bool flow_of(const struct rn_qp *qp, int sgid_index,
 		    const struct rn_ah_attr *ah, uint32_t peer_qpn,
-		    uint32_t keep, struct flow *f)
+		    struct flow *f)
 {
-	const struct rn_device *dev = qp->client->dev;
+	struct rn_device *dev = qp->client->dev;
 
 	if (sgid_index < 0)
 		sgid_index = rn_port_gid_first(dev);
@@ -55,7 +56,7 @@ static void flow_of(const struct rn_qp *qp, int sgid_index,
 	       RN_GID_LEN);
 	f->qpn = qp->qpn;
 	f->peer_qpn = peer_qpn;
-	f->keep = keep;
+	f->keep = rn_capture_wanted(dev, qp->qpn, peer_qpn);
 	f->ip = (struct rn_ip_fields){
 		.sgid = f->sgid,
 		.dgid = f->dgid,
@@ -63,12 +64,13 @@ static void flow_of(const struct rn_qp *qp, int sgid_index,
 		.hop_limit = ah->hop_limit ? ah->hop_limit : DEFAULT_HOP_LIMIT,
 		.flow_label = ah->flow_label,
 	};
+	return f->keep != 0;
 }
 
-static void connected_flow(const struct rn_qp *qp, uint32_t keep,
-			   struct flow *f)
+static bool connected_flow(const struct rn_qp *qp, struct flow *f)
 {
-	flow_of(qp, qp->sgid, &qp->attr.ah_attr, qp->attr.dest_qp_num, keep, f);
+	return flow_of(qp, qp->sgid, &qp->attr.ah_attr, qp->attr.dest_qp_num,
+		       f);
 }
 
 static bool ipv4(const struct flow *f)
@@ -177,6 +179,9 @@ static void message(struct rn_device *dev, const struct flow *f,
 
 		p.opcode = rn_pkt_message_opcode(only, i, n);
 		p.psn = rn_pkt_psn_add(psn, i);
+		/* As the requester sends them: SE and AckReq on the last. */
+		p.se = tmpl->se && i + 1 == n;
+		p.ackreq = tmpl->ackreq && i + 1 == n;
 		payload(f, &p, buf, s, off,
 			(uint32_t)(len - off < mtu ? len - off : mtu));
 		emit(dev, f, &p, buf);
@@ -185,7 +190,7 @@ static void message(struct rn_device *dev, const struct flow *f,
 
 /* The answer of dst to a request at psn: an ACK, NAK or RNR NAK. */
 static void acknowledge(struct rn_device *dev, struct rn_qp *dst,
-			uint8_t syndrome, uint32_t psn, uint32_t keep)
+			uint8_t syndrome, uint32_t psn)
 {
 	struct rn_pkt p = {
 		.opcode = rn_qp_transport(dst->qp_type) | RN_PKT_OP_ACK,
@@ -196,8 +201,8 @@ static void acknowledge(struct rn_device *dev, struct rn_qp *dst,
 	uint8_t buf[PKT_MAX];
 	struct flow f;
 
-	connected_flow(dst, keep, &f);
-	emit(dev, &f, &p, buf);
+	if (connected_flow(dst, &f))
+		emit(dev, &f, &p, buf);
 }
 
 static uint64_t sge_bytes(const struct rn_wqe *w)
@@ -212,17 +217,17 @@ static uint64_t sge_bytes(const struct rn_wqe *w)
 
 /* A READ's or an atomic's responses, from what it wrote at the requester. */
 static void respond(struct rn_qp *qp, struct rn_qp *dst, const struct rn_wqe *w,
-		    uint32_t psn, uint32_t keep)
+		    uint32_t psn)
 {
 	struct rn_device *dev = qp->client->dev;
 	uint8_t syndrome = rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT);
 	struct source s = { 0 };
 	struct flow f;
 
-	if (rn_sgl_resolve(qp->client, qp->pd, w->sge, w->num_sge,
+	if (!connected_flow(dst, &f) ||
+	    rn_sgl_resolve(qp->client, qp->pd, w->sge, w->num_sge,
 			   IBV_ACCESS_LOCAL_WRITE, &s.iovs))
 		return;
-	connected_flow(dst, keep, &f);
 	if (w->opcode == RN_OP_READ) {
 		struct rn_pkt p = { .dqpn = dst->attr.dest_qp_num,
 				    .aeth = { syndrome, dst->local->msn } };
@@ -254,7 +259,6 @@ void rn_local_capture(struct rn_qp *qp, const struct rn_wqe *w,
 	enum rn_pkt_transport tr = rn_qp_transport(qp->qp_type);
 	bool reliable = qp->qp_type != IBV_QPT_UC;
 	uint32_t mtu = 128u << qp->attr.path_mtu, last = t->psn;
-	uint32_t keep = rn_capture_wanted(dev, qp->qpn, qp->attr.dest_qp_num);
 	uint8_t buf[PKT_MAX];
 	struct rn_pkt p = {
 		.opcode = rn_op_opcode(tr, w->opcode),
@@ -265,9 +269,8 @@ void rn_local_capture(struct rn_qp *qp, const struct rn_wqe *w,
 	};
 	struct flow f;
 
-	if (!keep)
+	if (!connected_flow(qp, &f))
 		return;
-	connected_flow(qp, keep, &f);
 	switch (w->opcode) {
 	case RN_OP_READ:
 		p.reth = (struct rn_pkt_reth){ w->remote_addr, w->rkey,
@@ -303,14 +306,22 @@ void rn_local_capture(struct rn_qp *qp, const struct rn_wqe *w,
 		break;
 	}
 	}
-	if (!t->answered || !reliable || !dst || !dst->local)
+	/* The answer comes from the QP connected back to this one (in the
+	 * retry of a late answer, it may have been reconnected since).
+	 */
+	if (!t->answered || !reliable || !dst || !dst->local ||
+	    dst->attr.dest_qp_num != qp->qpn)
 		return;
-	if (rn_pkt_aeth_type(t->syndrome) != RN_PKT_AETH_ACK)
-		acknowledge(dev, dst, t->syndrome, t->psn, keep);
+	if (rn_pkt_aeth_type(t->syndrome) == RN_PKT_AETH_RNR_NAK &&
+	    w->opcode == RN_OP_WRITE_IMM)
+		/* A WRITE's receive WQE is taken at its last packet. */
+		acknowledge(dev, dst, t->syndrome, last);
+	else if (rn_pkt_aeth_type(t->syndrome) != RN_PKT_AETH_ACK)
+		acknowledge(dev, dst, t->syndrome, t->psn);
 	else if (rn_op_read_or_atomic(w->opcode))
-		respond(qp, dst, w, t->psn, keep);
+		respond(qp, dst, w, t->psn);
 	else
-		acknowledge(dev, dst, t->syndrome, last, keep);
+		acknowledge(dev, dst, t->syndrome, last);
 }
 
 void rn_local_capture_datagram(struct rn_qp *qp, const struct rn_wqe *w,
@@ -321,7 +332,6 @@ void rn_local_capture_datagram(struct rn_qp *qp, const struct rn_wqe *w,
 	struct source s = { 0 };
 	uint8_t buf[PKT_MAX];
 	uint32_t dqpn = w->dest.remote_qpn & RN_PKT_MASK24;
-	uint32_t keep = rn_capture_wanted(qp->client->dev, qp->qpn, dqpn);
 	struct rn_pkt p = {
 		.opcode = rn_op_opcode(RN_PKT_UD, w->opcode),
 		.se = w->flags & RN_WQE_SOLICITED,
@@ -332,13 +342,14 @@ void rn_local_capture_datagram(struct rn_qp *qp, const struct rn_wqe *w,
 	};
 	struct flow f;
 
-	if (!keep || len > PKT_MAX - 64 - RN_PKT_ICRC_BYTES)
+	if (len > PKT_MAX - 64 - RN_PKT_ICRC_BYTES)
 		return;
 	if (w->flags & RN_WQE_INLINE)
 		s.inline_data = w->inline_data;
 	else
 		s.iovs = *src;
-	flow_of(qp, sgid_index, ah, dqpn, keep, &f);
+	if (!flow_of(qp, sgid_index, ah, dqpn, &f))
+		return;
 	payload(&f, &p, buf, &s, 0, (uint32_t)len);
 	emit(qp->client->dev, &f, &p, buf);
 }

@@ -683,7 +683,9 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 			return true;
 		}
 		bool faulty = meets_faults(qp);
-		bool capturing = rn_capturing(qp->client->dev);
+		bool capturing = rn_capturing(qp->client->dev) &&
+				 rn_capture_wanted(qp->client->dev, qp->qpn,
+						   qp->attr.dest_qp_num);
 
 		/* Where faults are injected, each WQE meets them alone; a
 		 * capture gets each message's packets.
@@ -701,11 +703,14 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 		/* An injected WR error fails it before it is sent. */
 		if (!faulty || qp->local->wqe_started ||
 		    !injected_wr_error(qp, &w, &res)) {
-			uint32_t psn = qp->attr.sq_psn;
-
+			/* A try after one whose answer was lost executed
+			 * already: its PSNs are the first try's.
+			 */
+			if (!qp->local->wqe_started)
+				qp->local->try_psn = qp->attr.sq_psn;
 			res = faulty ? execute_faulty(qp, &w) : execute(qp, &w);
 			if (capturing)
-				capture_try(qp, &w, psn, &res);
+				capture_try(qp, &w, qp->local->try_psn, &res);
 		}
 		if (res.outcome != DONE) {
 			if (retry_or_fail(qp, &res, now, &fail))

@@ -34,6 +34,8 @@ struct rn_local_qp {
 	bool request_late;
 	uint8_t late_status; /* enum ibv_wc_status */
 	uint32_t late_len;
+	/* The first PSN of the WQE at sq_head, for captures of its tries. */
+	uint32_t try_psn;
 	/* As a responder: the messages it took (the AETH's MSN), 24 bits. */
 	uint32_t msn;
 };
