@@ -132,6 +132,21 @@ static void disconnect(struct device *d)
 }
 
 /*
+ * Does ringnicd publish the device of control socket 'file' (NAME.sock)?
+ * One attached to ringnic.ko (kernel mode) publishes nothing: the kernel
+ * answers RDMA netlink for it, and its socket serves captures only.
+ */
+static bool published(const char *file)
+{
+	char path[PATH_MAX];
+	int len = (int)(strlen(file) - strlen(".sock"));
+
+	return (size_t)snprintf(path, sizeof(path), "%s/sys/class/infiniband/%.*s",
+				runtime_dir, len, file) < sizeof(path) &&
+	       !access(path, F_OK);
+}
+
+/*
  * The devices of the runtime dir now: a new one gets the next number, one
  * met before its old number (connected again if it was gone), and one
  * whose socket is no longer there is gone.
@@ -146,6 +161,10 @@ static void refresh_devices(void)
 	if (n < 0)
 		return;
 	for (i = 0; i < n; i++) {
+		if (!published(names[i])) {
+			free(names[i]);
+			continue;
+		}
 		for (j = 0; j < ndevices; j++)
 			if (!strcmp(devices[j].name, names[i]))
 				break;
