@@ -66,6 +66,19 @@ static inline uint8_t rn_op_opcode(enum rn_pkt_transport t, uint8_t op)
 	}
 }
 
+/* The AtomicETH of an atomic WQE. */
+static inline struct rn_pkt_atomiceth rn_op_atomiceth(const struct rn_wqe *w)
+{
+	bool cas = w->opcode == RN_OP_CMP_SWAP;
+
+	return (struct rn_pkt_atomiceth){
+		.va = w->remote_addr,
+		.rkey = w->rkey,
+		.swap_add = cas ? w->swap : w->compare_add,
+		.compare = cas ? w->compare_add : 0,
+	};
+}
+
 /*
  * What a NAK that refuses a request means, as rxe gives it, by its AETH
  * code (enum rn_fault_nak's values; REM_OP and any other code: rxe's

@@ -279,13 +279,7 @@ void rn_local_capture(struct rn_qp *qp, const struct rn_wqe *w,
 		break;
 	case RN_OP_CMP_SWAP:
 	case RN_OP_FETCH_ADD:
-		p.atomic = (struct rn_pkt_atomiceth){
-			.va = w->remote_addr,
-			.rkey = w->rkey,
-			.swap_add = w->opcode == RN_OP_CMP_SWAP ? w->swap :
-								  w->compare_add,
-			.compare = w->opcode == RN_OP_CMP_SWAP ? w->compare_add : 0,
-		};
+		p.atomic = rn_op_atomiceth(w);
 		emit(dev, &f, &p, buf);
 		break;
 	default: {

@@ -446,13 +446,7 @@ static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
 	case RN_OP_CMP_SWAP:
 	case RN_OP_FETCH_ADD:
 		p.opcode = rn_op_opcode(wq->transport, w->opcode);
-		p.atomic = (struct rn_pkt_atomiceth){
-			.va = w->remote_addr,
-			.rkey = w->rkey,
-			.swap_add = w->opcode == RN_OP_CMP_SWAP ? w->swap :
-								  w->compare_add,
-			.compare = w->opcode == RN_OP_CMP_SWAP ? w->compare_add : 0,
-		};
+		p.atomic = rn_op_atomiceth(w);
 		break;
 	default:
 		last = i == s->npsn - 1;
