@@ -97,21 +97,25 @@ perftest atomic atomic "" "iters=50" ib_atomic_bw -n 50
 case_ ud ud "" "iters=20 size=512" $((port + 1)) \
 	ibv_ud_pingpong -s 512 -n 20 -d ringnic0 -g 0 -p $((port + 1)) -- \
 	ibv_ud_pingpong -s 512 -n 20 -d ringnic1 -g 0 -p $((port + 1)) 198.18.0.1
-# rping through rdma_cm: the CM's MADs on QP1, then the RC traffic.
-file=$out/rping.pcap
-if dump_start "$file"; then
-	RN_PAIR_CM_LOG=$RINGNIC_RUNTIME_DIR.ringnic0.log wire_pair none 7471 \
-		rping -s -a 198.18.0.1 -p 7471 -C 5 -S 64 -V -- \
-		rping -c -a 198.18.0.1 -p 7471 -C 5 -S 64 -V >/dev/null 2>&1
+# rping_case NAME PAIR PORT CHECK: rping through rdma_cm (PAIR: the pair
+# runner), captured and checked.
+rping_case() {
+	local name=$1 pair=$2 rport=$3 check=$4 file=$out/$1.pcap rc
+	dump_start "$file" || { echo "FAIL $name: ringnic-dump did not start"; failed=$((failed + 1)); return; }
+	RN_PAIR_CM_LOG=$RINGNIC_RUNTIME_DIR.ringnic0.log $pair none $rport \
+		rping -s -a 198.18.0.1 -p $rport -C 5 -S 64 -V -- \
+		rping -c -a 198.18.0.1 -p $rport -C 5 -S 64 -V >/dev/null 2>&1
 	rc=$?
 	dump_stop "$file" || rc=1
-	if [ $rc -eq 0 ] && python3 "$here/capture_check.py" "$file" cm; then
-		echo "ok   rping"
+	if [ $rc -eq 0 ] && python3 "$here/capture_check.py" "$file" "$check"; then
+		echo "ok   $name"
 	else
-		echo "FAIL rping"
+		echo "FAIL $name"
 		failed=$((failed + 1))
 	fi
-fi
+}
+# Across the hosts: the CM's MADs on QP1, then the RC traffic.
+rping_case rping wire_pair 7471 cm
 # The local path: both ends on ringnic0 (host A), which moves the data
 # with no packets; the capture gets the packets it would have sent.  With
 # a path MTU of 1024 a message of 4096 bytes is 4 packets, here too.
@@ -126,20 +130,7 @@ perftest local-snaplen write "-s 64" "iters=20 size=4096 mtu=1024 snaplen=64" \
 case_ local-ud ud "" "iters=20 size=512" $((port + 1)) \
 	ibv_ud_pingpong -s 512 -n 20 -d ringnic0 -g 0 -p $((port + 1)) -- \
 	ibv_ud_pingpong -s 512 -n 20 -d ringnic0 -g 0 -p $((port + 1)) 198.18.0.1
-file=$out/local-rping.pcap
-if dump_start "$file"; then
-	RN_PAIR_CM_LOG=$RINGNIC_RUNTIME_DIR.ringnic0.log local_pair none 7472 \
-		rping -s -a 198.18.0.1 -p 7472 -C 5 -S 64 -V -- \
-		rping -c -a 198.18.0.1 -p 7472 -C 5 -S 64 -V >/dev/null 2>&1
-	rc=$?
-	dump_stop "$file" || rc=1
-	if [ $rc -eq 0 ] && python3 "$here/capture_check.py" "$file" rping; then
-		echo "ok   local-rping"
-	else
-		echo "FAIL local-rping"
-		failed=$((failed + 1))
-	fi
-fi
+rping_case local-rping local_pair 7472 rping
 unset PAIR CLIENT_DEV
 
 # GID 1 is IPv6 (perftest meets its peer over IPv4 TCP all the same).
