@@ -48,7 +48,10 @@ enum rn_ctl_op {
 	RN_CTL_CAPTURE,
 	RN_CTL_NETLINK,
 	RN_CTL_FAULTS,
-	RN_CTL_OP_MAX = RN_CTL_FAULTS,
+	RN_CTL_NAME_CONTEXT,
+	RN_CTL_IMPORT,
+	RN_CTL_GUARD,
+	RN_CTL_OP_MAX = RN_CTL_GUARD,
 };
 
 /* The largest message either side sends; receivers size their buffer by it. */
@@ -88,6 +91,23 @@ struct rn_ctl_open_req {
 	__u32 version; /* RN_CTL_VERSION */
 	__u32 reserved;
 };
+
+/*
+ * NAME_CONTEXT (userspace mode, once, after OPEN): fds in: the context's
+ * command fd, the file another process shows to share the context
+ * (IMPORT).  A struct rn_ctl_handle_req whose fields are 0.
+ *
+ * IMPORT, the first message of another connection: the process joins the
+ * context whose command fd it shows (ibv_import_device).  The request is
+ * a struct rn_ctl_open_req; fds in: the write end of its async event
+ * pipe, then the command fd.  The answer is OPEN's, the same device page
+ * and wake-up eventfd.  A file that names no context: EBADF.
+ *
+ * GUARD (userspace mode, once, by a client that has none; after IMPORT,
+ * which has no room for it): fds in: a userfaultfd of the process's
+ * address space, as OPEN takes one.  A struct rn_ctl_handle_req whose
+ * fields are 0.
+ */
 
 struct rn_device_attr {
 	__u64 node_guid; /* network byte order */
@@ -636,6 +656,7 @@ static inline __u32 rn_ctl_req_size(__u32 op)
 {
 	switch (op) {
 	case RN_CTL_OPEN:
+	case RN_CTL_IMPORT:
 		return sizeof(struct rn_ctl_open_req);
 	case RN_CTL_ALLOC_PD:
 		return sizeof(struct rn_ctl_alloc_pd_req);
@@ -683,6 +704,8 @@ static inline __u32 rn_ctl_req_size(__u32 op)
 	case RN_CTL_DEALLOC_MW:
 	case RN_CTL_QUERY_PD:
 	case RN_CTL_QUERY_MR:
+	case RN_CTL_NAME_CONTEXT:
+	case RN_CTL_GUARD:
 		return sizeof(struct rn_ctl_handle_req);
 	}
 	return 0;

@@ -55,6 +55,9 @@ bool rn_client_confirm(struct rn_client *client, pid_t sender);
 int rn_device_init(struct rn_device *dev, uint64_t guid);
 void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
 		    uid_t uid);
+/* A context with no member yet, and a client becoming one. */
+struct rn_context *rn_context_new(struct rn_device *dev);
+void rn_context_join(struct rn_context *ctx, struct rn_client *client);
 int rn_charge(struct rn_client *client, uint64_t bytes);
 void rn_uncharge(struct rn_client *client, uint64_t bytes);
 void *rn_shared_alloc(size_t size, int *memfd);

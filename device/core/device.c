@@ -46,6 +46,7 @@ int rn_device_init(struct rn_device *dev, uint64_t guid)
 	};
 	snprintf(dev->attr.fw_ver, sizeof(dev->attr.fw_ver), "%s", RN_FW_VERSION);
 	rn_list_init(&dev->clients);
+	rn_list_init(&dev->contexts);
 	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR, RN_REUSE_LATE);
 	rn_table_init(&dev->mw_keys, 1, RN_MAX_MW, RN_REUSE_LATE);
 	rn_table_init(&dev->qpns, 0, RN_MAX_QP, RN_REUSE_LATE);
@@ -67,25 +68,47 @@ void rn_client_init(struct rn_client *client, struct rn_device *dev, pid_t pid,
 	client->fd = -1;
 	client->pid = pid;
 	client->uid = uid;
-	client->ctxn = dev->next_resn.ctx++;
 	client->async_fd = -1;
-	client->wake_fd = -1;
 	client->uffd = -1;
 	client->pidfd = -1;
 	client->mem_fd = -1;
-	rn_table_init(&client->pds, 1, RN_CLIENT_MAX_PD, RN_REUSE_LOWEST);
-	rn_table_init(&client->mrs, 1, RN_CLIENT_MAX_MR, RN_REUSE_LOWEST);
-	rn_table_init(&client->mws, 1, RN_CLIENT_MAX_MW, RN_REUSE_LOWEST);
-	rn_table_init(&client->cqs, 0, RN_CTX_MAX_CQ, RN_REUSE_LOWEST);
-	rn_table_init(&client->qps, 0, RN_CTX_MAX_QP, RN_REUSE_LOWEST);
-	rn_table_init(&client->ahs, 1, RN_CLIENT_MAX_AH, RN_REUSE_LOWEST);
-	rn_table_init(&client->srqs, 1, RN_CLIENT_MAX_SRQ, RN_REUSE_LOWEST);
-	rn_table_init(&client->xrcds, 1, RN_CLIENT_MAX_XRCD, RN_REUSE_LOWEST);
+	rn_list_init(&client->ctx_link);
+}
+
+struct rn_context *rn_context_new(struct rn_device *dev)
+{
+	struct rn_context *ctx = calloc(1, sizeof(*ctx));
+
+	if (!ctx)
+		return NULL;
+	ctx->dev = dev;
+	ctx->ctxn = dev->next_resn.ctx++;
+	rn_list_init(&ctx->link);
+	rn_list_init(&ctx->members);
+	ctx->wake_fd = -1;
+	ctx->cmd_fd = -1;
+	ctx->dev_page_fd = -1;
+	rn_table_init(&ctx->pds, 1, RN_CONTEXT_MAX_PD, RN_REUSE_LOWEST);
+	rn_table_init(&ctx->mrs, 1, RN_CONTEXT_MAX_MR, RN_REUSE_LOWEST);
+	rn_table_init(&ctx->mws, 1, RN_CONTEXT_MAX_MW, RN_REUSE_LOWEST);
+	rn_table_init(&ctx->cqs, 0, RN_CTX_MAX_CQ, RN_REUSE_LOWEST);
+	rn_table_init(&ctx->qps, 0, RN_CTX_MAX_QP, RN_REUSE_LOWEST);
+	rn_table_init(&ctx->ahs, 1, RN_CONTEXT_MAX_AH, RN_REUSE_LOWEST);
+	rn_table_init(&ctx->srqs, 1, RN_CONTEXT_MAX_SRQ, RN_REUSE_LOWEST);
+	rn_table_init(&ctx->xrcds, 1, RN_CONTEXT_MAX_XRCD, RN_REUSE_LOWEST);
+	return ctx;
+}
+
+void rn_context_join(struct rn_context *ctx, struct rn_client *client)
+{
+	client->ctx = ctx;
+	rn_list_add_tail(&ctx->members, &client->ctx_link);
+	ctx->live++;
 }
 
 /*
- * Shared memory (rings, the device page) is charged to the client and to
- * the device, so that neither one client nor all of them can make
+ * Shared memory (rings, the device page) is charged to the client's
+ * context and to the device, so that neither one context nor all can make
  * ringnicd allocate without bound.  The charge is the size of the memory,
  * whether the pages were touched or not.
  */
@@ -93,17 +116,17 @@ int rn_charge(struct rn_client *client, uint64_t bytes)
 {
 	struct rn_device *dev = client->dev;
 
-	if (client->shared_bytes + bytes > RN_CLIENT_MEM_MAX ||
+	if (client->ctx->shared_bytes + bytes > RN_CONTEXT_MEM_MAX ||
 	    dev->shared_bytes + bytes > dev->max_shared_bytes)
 		return ENOMEM;
-	client->shared_bytes += bytes;
+	client->ctx->shared_bytes += bytes;
 	dev->shared_bytes += bytes;
 	return 0;
 }
 
 void rn_uncharge(struct rn_client *client, uint64_t bytes)
 {
-	client->shared_bytes -= bytes;
+	client->ctx->shared_bytes -= bytes;
 	client->dev->shared_bytes -= bytes;
 }
 

@@ -124,15 +124,20 @@ void rn_unguard_mr(struct rn_mr *mr)
 	struct uffdio_range r = pages_of(mr);
 	uint32_t i;
 
-	if (!mr->guarded || client->uffd < 0)
+	if (!mr->guarded)
 		return;
 	/* Not watched for this MR from now on (a rereg may watch it again). */
 	mr->guarded = false;
-	/* Pages another MR still needs stay registered: keep them all. */
-	for (i = 0; i < client->mrs.size; i++) {
-		struct rn_mr *other = client->mrs.slot[i];
+	if (client->uffd < 0)
+		return;
+	/* Pages another MR still needs stay registered: keep them all.  The
+	 * context's MRs of other members are in other address spaces.
+	 */
+	for (i = 0; i < client->ctx->mrs.size; i++) {
+		struct rn_mr *other = client->ctx->mrs.slot[i];
 
-		if (other && other != mr && other->guarded &&
+		if (other && other != mr && other->client == client &&
+		    other->guarded &&
 		    overlaps(other, r.start, r.start + r.len))
 			return;
 	}
@@ -140,15 +145,16 @@ void rn_unguard_mr(struct rn_mr *mr)
 	ioctl(client->uffd, UFFDIO_UNREGISTER, &r);
 }
 
-/* Every MR of the client over [start, end) stops working. */
+/* Every MR the client made over [start, end) stops working. */
 static void retire(struct rn_client *client, uint64_t start, uint64_t end)
 {
 	uint32_t i;
 
-	for (i = 0; i < client->mrs.size; i++) {
-		struct rn_mr *mr = client->mrs.slot[i];
+	for (i = 0; i < client->ctx->mrs.size; i++) {
+		struct rn_mr *mr = client->ctx->mrs.slot[i];
 
-		if (!mr || !mr->guarded || !overlaps(mr, start, end))
+		if (!mr || mr->client != client || !mr->guarded ||
+		    !overlaps(mr, start, end))
 			continue;
 		if (!mr->unmapped) {
 			mr->unmapped = true;

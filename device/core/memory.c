@@ -51,7 +51,7 @@ enum rn_mem_status rn_mr_check(const struct rn_mr *mr, uint32_t key,
 {
 	if (!len)
 		return RN_MEM_OK;
-	if (!mr || mr->key != key || mr->client != client || mr->pd != pd)
+	if (!mr || mr->key != key || mr->client->ctx != client->ctx || mr->pd != pd)
 		return RN_MEM_BAD_KEY;
 	if ((mr->access & access) != access)
 		return RN_MEM_BAD_ACCESS;
@@ -69,7 +69,7 @@ enum rn_mem_status rn_mr_check(const struct rn_mr *mr, uint32_t key,
 	}
 	/* On demand, each access needs its pages mapped with its rights. */
 	if (mr->access & IBV_ACCESS_ON_DEMAND &&
-	    !rn_client_mapped(client, addr - mr->iova + mr->addr, len,
+	    !rn_client_mapped(mr->client, addr - mr->iova + mr->addr, len,
 			      access & (IBV_ACCESS_LOCAL_WRITE |
 					IBV_ACCESS_REMOTE_WRITE |
 					IBV_ACCESS_REMOTE_ATOMIC)))
@@ -77,16 +77,30 @@ enum rn_mem_status rn_mr_check(const struct rn_mr *mr, uint32_t key,
 	return RN_MEM_OK;
 }
 
-void rn_iovs_add(struct rn_iovs *v, const struct rn_mr *mr, uint64_t addr,
+void rn_iovs_init(struct rn_iovs *v)
+{
+	v->owner = NULL;
+	v->mem = -1;
+	v->n = 0;
+	v->len = 0;
+	v->guarded = true;
+}
+
+bool rn_iovs_add(struct rn_iovs *v, const struct rn_mr *mr, uint64_t addr,
 		 uint64_t len)
 {
 	if (!len)
-		return;
+		return true;
+	if (v->owner && v->owner != mr->client)
+		return false;
+	v->owner = mr->client;
+	v->mem = mr->client->mem_fd;
 	v->iov[v->n].iov_base = (void *)(uintptr_t)(addr - mr->iova + mr->addr);
 	v->iov[v->n].iov_len = len;
 	v->n++;
 	v->len += len;
 	v->guarded = v->guarded && mr->guarded;
+	return true;
 }
 
 void rn_iovs_add_gone(struct rn_iovs *v, uint64_t len)
@@ -124,6 +138,7 @@ static unsigned int slice(const struct rn_iovs *v, uint64_t off, uint64_t len,
 void rn_iovs_sub(const struct rn_iovs *v, uint64_t off, uint64_t len,
 		 struct rn_iovs *out)
 {
+	out->owner = v->owner;
 	out->mem = v->mem;
 	out->n = slice(v, off, len, out->iov);
 	out->len = len;

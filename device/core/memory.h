@@ -23,17 +23,22 @@ enum rn_mem_status {
 
 /*
  * May 'client' (through protection domain 'pd') use [addr, addr + len) of
- * the MR found for 'key' (NULL when none) with rights 'access'?  'client' is
- * the owner the MR must have.  A zero-length range needs no MR at all.
+ * the MR found for 'key' (NULL when none) with rights 'access'?  The MR
+ * must be of client's context.  A zero-length range needs no MR at all.
  */
 enum rn_mem_status rn_mr_check(const struct rn_mr *mr, uint32_t key,
 			       const struct rn_client *client,
 			       const struct rn_pd *pd, uint64_t addr,
 			       uint64_t len, uint32_t access);
 
-/* A scatter/gather list resolved to addresses of one process. */
+/*
+ * A scatter/gather list resolved to addresses of one process: the MRs'
+ * maker's.  (A list whose MRs two members of a context made, in two
+ * address spaces, is refused: rn_iovs_add.)
+ */
 struct rn_iovs {
-	int mem; /* the owner's address space: struct rn_client's mem_fd */
+	const struct rn_client *owner; /* NULL until a range of an MR is added */
+	int mem; /* the owner's address space: its mem_fd, or -1 */
 	unsigned int n;
 	uint64_t len; /* sum of the iov lengths */
 	/* Every range lies in an MR whose pages the client's userfaultfd
@@ -51,8 +56,13 @@ struct rn_iovs {
  */
 #define RN_MEM_NOWHERE ((uintptr_t)1 << 63)
 
-/* Append [addr, addr + len) of the MR to the list (translating the iova). */
-void rn_iovs_add(struct rn_iovs *v, const struct rn_mr *mr, uint64_t addr,
+/* An empty list. */
+void rn_iovs_init(struct rn_iovs *v);
+/*
+ * Append [addr, addr + len) of the MR to the list (translating the iova);
+ * false, and nothing added, if the list's ranges are another process's.
+ */
+bool rn_iovs_add(struct rn_iovs *v, const struct rn_mr *mr, uint64_t addr,
 		 uint64_t len);
 /* Append len bytes that go nowhere (a range of a retired MR). */
 void rn_iovs_add_gone(struct rn_iovs *v, uint64_t len);

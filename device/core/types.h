@@ -28,6 +28,7 @@
 
 struct rn_device;
 struct rn_client;
+struct rn_context;
 struct rn_engine;
 struct rn_transport_ops;
 struct rn_wire_qp;
@@ -43,7 +44,7 @@ enum rn_watch_kind {
 	RN_WATCH_LISTEN,
 	RN_WATCH_SIGNAL,
 	RN_WATCH_CLIENT,
-	RN_WATCH_WAKE,
+	RN_WATCH_WAKE, /* a context's wake-up eventfd */
 	RN_WATCH_NETLINK,
 	RN_WATCH_NETDEV_TIMER,
 	RN_WATCH_GUARD,
@@ -328,26 +329,29 @@ struct rn_qp {
 	struct rn_list active_link;
 };
 
-struct rn_client {
+/*
+ * A verbs context: what OPEN made, and every object made in it.  The
+ * processes that share it (ibv_import_device of its command fd) are its
+ * members, a client each; objects stay their creator's, whose address
+ * space their memory is in.  The context goes with the last member that
+ * lives: one that goes before is retired (its process and descriptors
+ * released, the struct kept for its objects) until then, as a uverbs
+ * file keeps what any of its users made until the last one closes it.
+ */
+struct rn_context {
 	struct rn_device *dev;
-	struct rn_list link;
-	struct rn_watch watch; /* control socket */
-	struct rn_watch wake_watch; /* wake-up eventfd */
-	struct rn_watch guard_watch; /* uffd */
-	struct rn_watch exit_watch; /* pidfd */
-	int fd; /* control socket, or -1 for a kernel context */
-	uint32_t kctx; /* the kernel's context id (daemon/kdev.c), or 0 */
-	pid_t pid; /* of the opener: see process.c before trusting it */
-	uid_t uid;
+	struct rn_list link; /* on dev->contexts */
 	uint32_t ctxn; /* device-wide, for RDMA netlink (dev->next_resn) */
-	int pidfd; /* the process, from OPEN on (process.c), or -1 */
-	int mem_fd; /* its address space: /proc/PID/mem, or -1 */
-	bool opened; /* OPEN succeeded */
-	bool confirmed; /* the pidfd is known to name the client (process.c) */
-	int async_fd; /* write end of the context's async event pipe */
+	struct rn_list members; /* its clients (link: ctx_link), retired too */
+	uint32_t live; /* members not retired */
+	struct rn_watch wake_watch;
 	int wake_fd;
-	int uffd; /* userfaultfd of its address space, or -1: see guard.c */
+	/* The opener's command fd, which an importer shows to name the
+	 * context (userspace mode, from NAME_CONTEXT on), or -1.
+	 */
+	int cmd_fd;
 	struct rn_dev_page *dev_page;
+	int dev_page_fd; /* its memfd, for the members to map */
 	struct rn_table pds;
 	struct rn_table mrs;
 	struct rn_table mws;
@@ -358,6 +362,28 @@ struct rn_client {
 	struct rn_table xrcds; /* the domains it opened (struct rn_xrcd) */
 	uint64_t shared_bytes; /* rings and device page, see rn_charge */
 	uint32_t channels; /* completion channels ringnicd holds for it */
+};
+
+/* A connection: a process's membership of a context, or a tool's. */
+struct rn_client {
+	struct rn_device *dev;
+	struct rn_list link; /* on dev->clients, until it is retired */
+	struct rn_watch watch; /* control socket */
+	struct rn_watch guard_watch; /* uffd */
+	struct rn_watch exit_watch; /* pidfd */
+	int fd; /* control socket, or -1 for a kernel context */
+	uint32_t kctx; /* the kernel's context id (daemon/kdev.c), or 0 */
+	pid_t pid; /* its process: see process.c before trusting it; 0 once retired */
+	uid_t uid;
+	int pidfd; /* the process, from OPEN on (process.c), or -1 */
+	int mem_fd; /* its address space: /proc/PID/mem, or -1 */
+	bool opened; /* OPEN or IMPORT succeeded: ctx is set */
+	bool confirmed; /* the pidfd is known to name the client (process.c) */
+	bool retired; /* gone, kept by its context for its objects */
+	int async_fd; /* write end of its async event pipe */
+	int uffd; /* userfaultfd of its address space, or -1: see guard.c */
+	struct rn_context *ctx; /* the context it is a member of, or NULL */
+	struct rn_list ctx_link; /* on ctx->members */
 	/* The connection is a packet capture, not a context (engine/capture.c). */
 	struct rn_capture *capture;
 	/* The connection answers RDMA netlink, not a context (daemon/nldev.c). */
@@ -365,20 +391,22 @@ struct rn_client {
 };
 
 /*
- * What one client may hold.  QPs and CQs are bounded by the device page's
+ * What one context may hold.  QPs and CQs are bounded by the device page's
  * doorbell bitmaps (RN_CTX_MAX_QP/CQ); shared memory and descriptors here.
  */
-#define RN_CLIENT_MAX_PD 4096
-#define RN_CLIENT_MAX_MR 65536
-#define RN_CLIENT_MAX_MW 65536
-#define RN_CLIENT_MAX_AH 65536
-#define RN_CLIENT_MAX_SRQ 4096
-#define RN_CLIENT_MAX_XRCD 64
-#define RN_CLIENT_MAX_CHANNELS 64
-#define RN_CLIENT_MEM_MAX (256ull << 20)
-/* Descriptors a client may make ringnicd hold: socket, async, wake-up,
- * userfaultfd, pidfd, address space and its channels. */
-#define RN_CLIENT_FDS (6 + RN_CLIENT_MAX_CHANNELS)
+#define RN_CONTEXT_MAX_PD 4096
+#define RN_CONTEXT_MAX_MR 65536
+#define RN_CONTEXT_MAX_MW 65536
+#define RN_CONTEXT_MAX_AH 65536
+#define RN_CONTEXT_MAX_SRQ 4096
+#define RN_CONTEXT_MAX_XRCD 64
+#define RN_CONTEXT_MAX_CHANNELS 64
+#define RN_CONTEXT_MEM_MAX (256ull << 20)
+/* Descriptors a client may make ringnicd hold: socket, async, userfaultfd,
+ * pidfd, address space, and its context's device page, wake-up, command fd
+ * and channels.
+ */
+#define RN_CLIENT_FDS (8 + RN_CONTEXT_MAX_CHANNELS)
 
 /*
  * What daemon/netdev.c sees of the interface the port is bound to: its
@@ -444,7 +472,8 @@ struct rn_device {
 	int epoll_fd;
 	int kdev_fd; /* kernel mode: RN_KDEV_PATH attached to our ib_device */
 
-	struct rn_list clients;
+	struct rn_list clients; /* connections, but retired members */
+	struct rn_list contexts; /* struct rn_context */
 	uint32_t nclients;
 	uint32_t max_clients; /* from the descriptor limit */
 	uint64_t shared_bytes; /* charged by all clients */

@@ -104,6 +104,7 @@ void rn_control_accept(struct rn_device *dev)
 void rn_client_destroy(struct rn_client *client)
 {
 	struct rn_device *dev = client->dev;
+	bool retired;
 
 	rn_dbg("client pid %d gone\n", client->pid);
 	if (client->fd >= 0) {
@@ -113,10 +114,11 @@ void rn_client_destroy(struct rn_client *client)
 	}
 	rn_capture_stop(client);
 	rn_nldev_stop(client);
-	rn_client_release(client);
+	retired = rn_client_release(client);
 	rn_list_del(&client->link);
 	dev->nclients--;
-	free(client);
+	if (!retired)
+		free(client); /* else its context's, which frees it */
 }
 
 /*
@@ -162,7 +164,8 @@ static bool handle(struct rn_client *client, struct rn_msg *m)
 	/* What the client sends after this answer confirms who it is
 	 * (core/process.c): nothing may have been sent before it.
 	 */
-	if (m->req.hdr.op == RN_CTL_OPEN && client->opened &&
+	if ((m->req.hdr.op == RN_CTL_OPEN || m->req.hdr.op == RN_CTL_IMPORT) &&
+	    client->opened &&
 	    (recv(client->fd, &next, 1, MSG_PEEK | MSG_DONTWAIT) >= 0 ||
 	     errno != EAGAIN)) {
 		rn_reply_sent(client, &r);

@@ -138,7 +138,7 @@ static void reply(struct rn_device *dev, const struct rn_kdev_req *req,
 		/* The wake-up eventfd is handed over as is; the rest is
 		 * memory the application maps.
 		 */
-		if (client && r->fds[i] == client->wake_fd)
+		if (client && client->ctx && r->fds[i] == client->ctx->wake_fd)
 			out.fd_pass |= 1u << i;
 	}
 	if (write(dev->kdev_fd, &out, sizeof(out)) != sizeof(out))

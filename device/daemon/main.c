@@ -427,7 +427,7 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 			 */
 			return;
 		case RN_WATCH_WAKE:
-			if (read(((struct rn_client *)w->obj)->wake_fd, &count,
+			if (read(((struct rn_context *)w->obj)->wake_fd, &count,
 				 sizeof(count)) < 0)
 				count = 0;
 			break;

@@ -202,20 +202,17 @@ static int fill_port(struct answer *a)
 /* ---- resources -------------------------------------------------------- */
 
 /*
- * The context after c (NULL: the first), or NULL: the clients that opened
- * the device, in the order they connected, which is their ctxn order.
+ * The context after c (NULL: the first), or NULL: in the order they were
+ * opened, which is their ctxn order.
  */
-static struct rn_client *next_context(struct rn_device *dev,
-				      struct rn_client *c)
+static struct rn_context *next_context(struct rn_device *dev,
+				       struct rn_context *c)
 {
-	struct rn_list *pos = c ? c->link.next : dev->clients.next;
+	struct rn_list *pos = c ? c->link.next : dev->contexts.next;
 
-	for (; pos != &dev->clients; pos = pos->next) {
-		c = rn_container_of(pos, struct rn_client, link);
-		if (c->opened)
-			return c;
-	}
-	return NULL;
+	return pos == &dev->contexts ?
+		       NULL :
+		       rn_container_of(pos, struct rn_context, link);
 }
 
 #define for_each_context(c, dev)                                             \
@@ -267,7 +264,7 @@ static int fill_cq(struct answer *a, const void *obj)
 	    put_u64(m, RDMA_NLDEV_ATTR_RES_USECNT, cq->refs) ||
 	    nla_put_u8(m, RDMA_NLDEV_ATTR_DEV_DIM, 0) ||
 	    nla_put_u32(m, RDMA_NLDEV_ATTR_RES_CQN, cq->cqn) ||
-	    nla_put_u32(m, RDMA_NLDEV_ATTR_RES_CTXN, cq->client->ctxn) ||
+	    nla_put_u32(m, RDMA_NLDEV_ATTR_RES_CTXN, cq->client->ctx->ctxn) ||
 	    put_pid(m, cq->client->pid))
 		return -NLE_NOMEM;
 	return 0;
@@ -303,7 +300,7 @@ static int fill_pd(struct answer *a, const void *obj)
 	/* The objects made on the PD. */
 	if (put_u64(m, RDMA_NLDEV_ATTR_RES_USECNT, pd->refs) ||
 	    nla_put_u32(m, RDMA_NLDEV_ATTR_RES_PDN, pd->pdn) ||
-	    nla_put_u32(m, RDMA_NLDEV_ATTR_RES_CTXN, pd->client->ctxn) ||
+	    nla_put_u32(m, RDMA_NLDEV_ATTR_RES_CTXN, pd->client->ctx->ctxn) ||
 	    put_pid(m, pd->client->pid))
 		return -NLE_NOMEM;
 	return 0;
@@ -311,10 +308,13 @@ static int fill_pd(struct answer *a, const void *obj)
 
 static int fill_ctx(struct answer *a, const void *obj)
 {
-	const struct rn_client *c = obj;
+	const struct rn_context *c = obj;
+	/* Its opener, the first member: gone (0) once retired. */
+	const struct rn_client *opener =
+		rn_container_of(c->members.next, struct rn_client, ctx_link);
 
 	if (nla_put_u32(a->msg, RDMA_NLDEV_ATTR_RES_CTXN, c->ctxn) ||
-	    put_pid(a->msg, c->pid))
+	    put_pid(a->msg, opener->pid))
 		return -NLE_NOMEM;
 	return 0;
 }
@@ -420,12 +420,12 @@ static const void *table_next(const struct rn_table *t, uint64_t *cursor)
 
 /*
  * The objects of every context's table at offset 'table' of struct
- * rn_client: the cursor holds the context's number and the index.
+ * rn_context: the cursor holds the context's number and the index.
  */
 static const void *client_table_next(struct rn_device *dev, uint64_t *cursor,
 				     size_t table)
 {
-	struct rn_client *c;
+	struct rn_context *c;
 
 	for_each_context(c, dev) {
 		const struct rn_table *t = (void *)((char *)c + table);
@@ -474,17 +474,17 @@ static const void *next_cm_id(struct rn_device *dev, uint64_t *cursor)
 
 static const void *next_cq(struct rn_device *dev, uint64_t *cursor)
 {
-	return client_table_next(dev, cursor, offsetof(struct rn_client, cqs));
+	return client_table_next(dev, cursor, offsetof(struct rn_context, cqs));
 }
 
 static const void *next_pd(struct rn_device *dev, uint64_t *cursor)
 {
-	return client_table_next(dev, cursor, offsetof(struct rn_client, pds));
+	return client_table_next(dev, cursor, offsetof(struct rn_context, pds));
 }
 
 static const void *next_ctx(struct rn_device *dev, uint64_t *cursor)
 {
-	struct rn_client *c;
+	struct rn_context *c;
 
 	for_each_context(c, dev)
 		if (c->ctxn >= *cursor) {
@@ -498,7 +498,7 @@ static uint32_t qp_id(const void *o) { return ((const struct rn_qp *)o)->qpn; }
 static uint32_t cq_id(const void *o) { return ((const struct rn_cq *)o)->cqn; }
 static uint32_t mr_id(const void *o) { return ((const struct rn_mr *)o)->key >> 8; }
 static uint32_t pd_id(const void *o) { return ((const struct rn_pd *)o)->pdn; }
-static uint32_t ctx_id(const void *o) { return ((const struct rn_client *)o)->ctxn; }
+static uint32_t ctx_id(const void *o) { return ((const struct rn_context *)o)->ctxn; }
 static uint32_t srq_id(const void *o) { return ((const struct rn_srq *)o)->srqn; }
 static uint32_t cm_id_id(const void *o) { return ((const struct rn_cm_id *)o)->handle; }
 

@@ -28,17 +28,14 @@ enum ibv_wc_status rn_sgl_resolve(struct rn_client *client, struct rn_pd *pd,
 	struct rn_device *dev = client->dev;
 	unsigned int i;
 
-	out->mem = client->mem_fd;
-	out->n = 0;
-	out->len = 0;
-	out->guarded = true;
+	rn_iovs_init(out);
 	for (i = 0; i < n; i++) {
 		struct rn_mr *mr = rn_mr_lookup(dev, sge[i].lkey);
 
 		if (rn_mr_check(mr, sge[i].lkey, client, pd, sge[i].addr,
-				sge[i].length, access))
+				sge[i].length, access) ||
+		    !rn_iovs_add(out, mr, sge[i].addr, sge[i].length))
 			return IBV_WC_LOC_PROT_ERR;
-		rn_iovs_add(out, mr, sge[i].addr, sge[i].length);
 	}
 	if (out->len > RN_MAX_MSG_SZ)
 		return IBV_WC_LOC_LEN_ERR;
@@ -65,18 +62,15 @@ enum ibv_wc_status rn_scatter_resolve(struct rn_client *client,
 		room += sge[i].length;
 	if (reach > room)
 		return IBV_WC_LOC_LEN_ERR;
-	out->mem = client->mem_fd;
-	out->n = 0;
-	out->len = 0;
-	out->guarded = true;
+	rn_iovs_init(out);
 	for (i = 0; i < n && left; i++) {
 		uint64_t part = sge[i].length < left ? sge[i].length : left;
 		struct rn_mr *mr = rn_mr_lookup(dev, sge[i].lkey);
 
 		if (rn_mr_check(mr, sge[i].lkey, client, pd, sge[i].addr, part,
-				IBV_ACCESS_LOCAL_WRITE))
+				IBV_ACCESS_LOCAL_WRITE) ||
+		    !rn_iovs_add(out, mr, sge[i].addr, part))
 			return IBV_WC_LOC_PROT_ERR;
-		rn_iovs_add(out, mr, sge[i].addr, part);
 		left -= part;
 	}
 	return IBV_WC_SUCCESS;
@@ -125,8 +119,7 @@ static bool remote_add(const struct rn_target *t, struct rn_mr *mr,
 {
 	switch (rn_mr_check(mr, key, t->client, t->pd, addr, len, need)) {
 	case RN_MEM_OK:
-		rn_iovs_add(out, mr, addr, len);
-		return true;
+		return rn_iovs_add(out, mr, addr, len);
 	case RN_MEM_GONE:
 		if (access != IBV_ACCESS_REMOTE_WRITE)
 			return false;
@@ -146,7 +139,7 @@ static bool window_resolve(const struct rn_target *t, struct rn_mw *mw,
 			   uint64_t addr, uint32_t rkey, uint64_t len,
 			   uint32_t access, struct rn_iovs *out)
 {
-	if (!mw || mw->key != rkey || mw->client != t->client ||
+	if (!mw || mw->key != rkey || mw->client->ctx != t->client->ctx ||
 	    mw->pd != t->pd || !mw->mr)
 		return false;
 	if (mw->type == IBV_MW_TYPE_2 && mw->qpn != t->qpn)
@@ -166,10 +159,7 @@ bool rn_remote_resolve(const struct rn_target *t, uint64_t addr, uint32_t rkey,
 {
 	struct rn_device *dev = t->client->dev;
 
-	out->mem = t->client->mem_fd;
-	out->n = 0;
-	out->len = 0;
-	out->guarded = true;
+	rn_iovs_init(out);
 	if (!(t->qp_access & access))
 		return false;
 	if (!len)
@@ -188,6 +178,7 @@ enum ibv_wc_status rn_gather(struct rn_qp *qp, const struct rn_wqe *w,
 	enum ibv_wc_status st;
 
 	if (w->flags & RN_WQE_INLINE) {
+		rn_iovs_init(src); /* the data is in the WQE */
 		*len = w->inline_len;
 		return IBV_WC_SUCCESS;
 	}

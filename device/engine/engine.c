@@ -207,10 +207,10 @@ static void ring_cq(void *cq)
 	rn_cq_ring(cq);
 }
 
-static bool scan_doorbells(struct rn_client *client)
+static bool scan_doorbells(struct rn_context *ctx)
 {
-	bool qps = scan(&client->dev_page->qp, &client->qps, ring_qp);
-	bool cqs = scan(&client->dev_page->cq, &client->cqs, ring_cq);
+	bool qps = scan(&ctx->dev_page->qp, &ctx->qps, ring_qp);
+	bool cqs = scan(&ctx->dev_page->cq, &ctx->cqs, ring_cq);
 
 	return qps || cqs;
 }
@@ -223,12 +223,9 @@ bool rn_engine_pass(struct rn_device *dev, uint64_t now)
 	struct rn_list *pos, *tmp;
 	bool progress = false;
 
-	rn_list_for_each_safe(pos, tmp, &dev->clients) {
-		struct rn_client *client = rn_container_of(pos, struct rn_client, link);
-
-		if (client->opened)
-			progress |= scan_doorbells(client);
-	}
+	rn_list_for_each_safe(pos, tmp, &dev->contexts)
+		progress |= scan_doorbells(
+			rn_container_of(pos, struct rn_context, link));
 	progress |= rn_timers_run(&dev->engine->timers, now);
 	if (net) {
 		progress |= net->receive(dev);
@@ -272,18 +269,16 @@ bool rn_engine_sleep_prepare(struct rn_device *dev)
 {
 	struct rn_list *pos, *tmp;
 
-	rn_list_for_each_safe(pos, tmp, &dev->clients) {
-		struct rn_client *c = rn_container_of(pos, struct rn_client, link);
+	rn_list_for_each_safe(pos, tmp, &dev->contexts) {
+		struct rn_context *c = rn_container_of(pos, struct rn_context, link);
 
-		if (c->opened)
-			__atomic_store_n(&c->dev_page->asleep, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&c->dev_page->asleep, 1, __ATOMIC_SEQ_CST);
 	}
-	rn_list_for_each_safe(pos, tmp, &dev->clients) {
-		struct rn_client *c = rn_container_of(pos, struct rn_client, link);
+	rn_list_for_each_safe(pos, tmp, &dev->contexts) {
+		struct rn_context *c = rn_container_of(pos, struct rn_context, link);
 
-		if (c->opened &&
-		    (__atomic_load_n(&c->dev_page->qp.summary, __ATOMIC_SEQ_CST) ||
-		     __atomic_load_n(&c->dev_page->cq.summary, __ATOMIC_SEQ_CST))) {
+		if (__atomic_load_n(&c->dev_page->qp.summary, __ATOMIC_SEQ_CST) ||
+		    __atomic_load_n(&c->dev_page->cq.summary, __ATOMIC_SEQ_CST)) {
 			rn_engine_wake(dev);
 			return false;
 		}
@@ -295,10 +290,9 @@ void rn_engine_wake(struct rn_device *dev)
 {
 	struct rn_list *pos, *tmp;
 
-	rn_list_for_each_safe(pos, tmp, &dev->clients) {
-		struct rn_client *c = rn_container_of(pos, struct rn_client, link);
+	rn_list_for_each_safe(pos, tmp, &dev->contexts) {
+		struct rn_context *c = rn_container_of(pos, struct rn_context, link);
 
-		if (c->opened)
-			__atomic_store_n(&c->dev_page->asleep, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->dev_page->asleep, 0, __ATOMIC_RELAXED);
 	}
 }

@@ -53,7 +53,7 @@ static bool may_set(const struct rn_client *caller, const struct rn_qp *qp,
 		    bool own)
 {
 	if (own)
-		return qp->client == caller;
+		return qp->client->ctx == caller->ctx;
 	return caller->uid == 0 || caller->uid == geteuid() ||
 	       qp->client->uid == caller->uid;
 }

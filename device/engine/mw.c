@@ -46,7 +46,7 @@ enum ibv_wc_status rn_mw_bind(struct rn_qp *qp, const struct rn_wqe *w)
 	uint32_t access = w->bind.access & ~RN_MW_ACCESS_IGNORED;
 	struct rn_mr *mr = NULL;
 
-	if (!mw || mw->client != qp->client || mw->pd != qp->pd)
+	if (!mw || mw->client->ctx != qp->client->ctx || mw->pd != qp->pd)
 		return IBV_WC_MW_BIND_ERR;
 	if (access & ~RN_MW_ACCESS)
 		return IBV_WC_MW_BIND_ERR; /* zero-based windows are not offered */
@@ -55,7 +55,7 @@ enum ibv_wc_status rn_mw_bind(struct rn_qp *qp, const struct rn_wqe *w)
 		return IBV_WC_MW_BIND_ERR;
 	if (len) {
 		mr = rn_mr_lookup(dev, w->bind.lkey);
-		if (!mr || mr->key != w->bind.lkey || mr->client != qp->client ||
+		if (!mr || mr->key != w->bind.lkey || mr->client->ctx != qp->client->ctx ||
 		    mr->pd != qp->pd || mr->unmapped)
 			return IBV_WC_MW_BIND_ERR;
 		if (mr->access & IBV_ACCESS_ZERO_BASED ||
@@ -89,7 +89,7 @@ static struct rn_mw *invalidatable(struct rn_client *client, struct rn_pd *pd,
 {
 	struct rn_mw *mw = rn_mw_lookup(client->dev, rkey);
 
-	if (!mw || mw->key != rkey || mw->client != client || mw->pd != pd ||
+	if (!mw || mw->key != rkey || mw->client->ctx != client->ctx || mw->pd != pd ||
 	    mw->type != IBV_MW_TYPE_2 || !mw->mr)
 		return NULL;
 	return mw;

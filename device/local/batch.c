@@ -30,6 +30,10 @@ struct rn_batch {
 	struct iovec src[RN_BATCH_IOVS];
 	struct iovec dst[RN_BATCH_IOVS];
 	unsigned int n, nsrc, ndst;
+	/* The address spaces src and dst are in (struct rn_iovs' mem): a
+	 * WQE whose memory is another process's starts a batch of its own.
+	 */
+	int src_mem, dst_mem;
 	uint64_t bytes;
 	struct rn_responder resp; /* what the requests reach */
 	uint32_t rq_pos; /* the responder's next receive WQE */
@@ -110,12 +114,17 @@ static bool batch_add(struct rn_batch *b, struct rn_qp *qp, const struct rn_wqe 
 	if (rn_gather(qp, w, &src, &len) || b->bytes + len > RN_BOUNCE_SIZE ||
 	    !batch_destination(b, w, len, &to))
 		return false;
+	if (b->n && ((!b->inline_data && src.mem != b->src_mem) ||
+		     to.mem != b->dst_mem))
+		return false;
 	if (!(w->flags & RN_WQE_INLINE) && !iovs_append(b->src, &nsrc, &src, len))
 		return false;
 	if (!iovs_append(b->dst, &ndst, &to, len))
 		return false;
 	b->nsrc = nsrc;
 	b->ndst = ndst;
+	b->src_mem = src.mem;
+	b->dst_mem = to.mem;
 	b->inline_data = w->flags & RN_WQE_INLINE;
 	b->len[b->n] = len;
 	b->bytes += len;
@@ -139,10 +148,10 @@ static bool batch_copy(struct rn_batch *b, struct rn_qp *qp)
 			memcpy(bounce + off, b->w[i].inline_data, b->len[i]);
 			off += b->len[i];
 		}
-	} else if (rn_mem_read(qp->client->mem_fd, b->src, b->nsrc, bounce)) {
+	} else if (rn_mem_read(b->src_mem, b->src, b->nsrc, bounce)) {
 		return false;
 	}
-	return !rn_mem_write(b->resp.client->mem_fd, b->dst, b->ndst, bounce);
+	return !rn_mem_write(b->dst_mem, b->dst, b->ndst, bounce);
 }
 
 /* SENDs and WRITEs of connected QPs that need no more than their peer. */

@@ -73,7 +73,7 @@ enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 			      uint32_t *byte_len)
 {
 	struct rn_device *dev = qp->client->dev;
-	struct rn_ah *ah = rn_table_get(&qp->client->ahs, w->dest.ah);
+	struct rn_ah *ah = rn_table_get(&qp->client->ctx->ahs, w->dest.ah);
 	unsigned int i, copies;
 	enum ibv_wc_status st;
 	struct rn_iovs src;

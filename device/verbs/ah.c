@@ -10,7 +10,7 @@ int rn_ah_create(struct rn_client *client, const struct rn_ctl_create_ah_req *re
 		 struct rn_ctl_create_ah_resp *resp)
 {
 	struct rn_device *dev = client->dev;
-	struct rn_pd *pd = rn_table_get(&client->pds, req->pd);
+	struct rn_pd *pd = rn_table_get(&client->ctx->pds, req->pd);
 	const struct rn_ah_attr *a = &req->attr;
 	struct rn_ah *ah;
 	int64_t h;
@@ -28,7 +28,7 @@ int rn_ah_create(struct rn_client *client, const struct rn_ctl_create_ah_req *re
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return ENOMEM;
-	h = rn_table_insert(&client->ahs, ah);
+	h = rn_table_insert(&client->ctx->ahs, ah);
 	if (h < 0) {
 		free(ah);
 		return ENOMEM;
@@ -48,11 +48,11 @@ int rn_ah_create(struct rn_client *client, const struct rn_ctl_create_ah_req *re
 
 int rn_ah_destroy(struct rn_client *client, uint32_t handle)
 {
-	struct rn_ah *ah = rn_table_get(&client->ahs, handle);
+	struct rn_ah *ah = rn_table_get(&client->ctx->ahs, handle);
 
 	if (!ah)
 		return EINVAL;
-	rn_table_remove(&client->ahs, handle);
+	rn_table_remove(&client->ctx->ahs, handle);
 	rn_port_gid_put(client->dev, ah->attr.sgid_index);
 	ah->pd->refs--;
 	client->dev->nahs--;

@@ -49,7 +49,7 @@ int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *re
 	if (*channel >= 0 && channel_check(*channel))
 		return EINVAL;
 	/* Each channel is a descriptor ringnicd keeps open. */
-	if ((*channel >= 0 && client->channels >= RN_CLIENT_MAX_CHANNELS) ||
+	if ((*channel >= 0 && client->ctx->channels >= RN_CONTEXT_MAX_CHANNELS) ||
 	    client->dev->ncqs >= client->dev->attr.max_cq)
 		return ENOMEM;
 	cq = calloc(1, sizeof(*cq));
@@ -64,7 +64,7 @@ int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *re
 	cq->mem = rn_shared_alloc(cq->mem_size, memfd);
 	if (!cq->mem)
 		goto err_charge;
-	h = rn_table_insert(&client->cqs, cq);
+	h = rn_table_insert(&client->ctx->cqs, cq);
 	if (h < 0)
 		goto err_unmap;
 
@@ -76,7 +76,7 @@ int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *re
 	cq->ring = (struct rn_cqe *)((uint8_t *)cq->mem + RN_CQ_RING_OFFSET);
 	cq->channel_fd = *channel;
 	if (*channel >= 0)
-		client->channels++;
+		client->ctx->channels++;
 	*channel = -1; /* kept */
 	client->dev->ncqs++;
 
@@ -99,9 +99,9 @@ void rn_cq_release(struct rn_cq *cq)
 {
 	if (cq->channel_fd >= 0) {
 		close(cq->channel_fd);
-		cq->client->channels--;
+		cq->client->ctx->channels--;
 	}
-	rn_table_remove(&cq->client->cqs, cq->handle);
+	rn_table_remove(&cq->client->ctx->cqs, cq->handle);
 	munmap(cq->mem, cq->mem_size);
 	rn_uncharge(cq->client, cq->mem_size);
 	cq->client->dev->ncqs--;
@@ -110,7 +110,7 @@ void rn_cq_release(struct rn_cq *cq)
 
 int rn_cq_destroy(struct rn_client *client, uint32_t handle)
 {
-	struct rn_cq *cq = rn_table_get(&client->cqs, handle);
+	struct rn_cq *cq = rn_table_get(&client->ctx->cqs, handle);
 
 	if (!cq)
 		return EINVAL;
@@ -130,7 +130,7 @@ int rn_cq_destroy(struct rn_client *client, uint32_t handle)
 int rn_cq_resize(struct rn_client *client, const struct rn_ctl_resize_cq_req *req,
 		 struct rn_ctl_resize_cq_resp *resp, int *memfd)
 {
-	struct rn_cq *cq = rn_table_get(&client->cqs, req->handle);
+	struct rn_cq *cq = rn_table_get(&client->ctx->cqs, req->handle);
 	uint32_t cons, waiting, log2, entries, i;
 	struct rn_cq_ctrl *ctrl;
 	struct rn_cqe *ring;

@@ -73,7 +73,7 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 	      struct rn_ctl_reg_mr_resp *resp)
 {
 	struct rn_device *dev = client->dev;
-	struct rn_pd *pd = rn_table_get(&client->pds, req->pd);
+	struct rn_pd *pd = rn_table_get(&client->ctx->pds, req->pd);
 	struct rn_mr *mr;
 	int64_t h, k;
 	int ret;
@@ -89,7 +89,7 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return ENOMEM;
-	h = rn_table_insert(&client->mrs, mr);
+	h = rn_table_insert(&client->ctx->mrs, mr);
 	if (h < 0)
 		goto err_free;
 	k = rn_table_insert(&dev->mr_keys, mr);
@@ -119,7 +119,7 @@ int rn_mr_reg(struct rn_client *client, const struct rn_ctl_reg_mr_req *req,
 err_key:
 	rn_table_remove(&dev->mr_keys, k);
 err_handle:
-	rn_table_remove(&client->mrs, h);
+	rn_table_remove(&client->ctx->mrs, h);
 err_free:
 	free(mr);
 	return ret;
@@ -133,9 +133,13 @@ err_free:
 int rn_mr_rereg(struct rn_client *client, const struct rn_ctl_rereg_mr_req *req,
 		struct rn_ctl_rereg_mr_resp *resp)
 {
-	struct rn_mr *mr = rn_table_get(&client->mrs, req->handle);
+	struct rn_mr *mr = rn_table_get(&client->ctx->mrs, req->handle);
 	uint32_t known = IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
 			 IBV_REREG_MR_CHANGE_ACCESS;
+	/* Whose address space the region is in: a new translation is the
+	 * caller's (a member of the context other than the MR's maker, too).
+	 */
+	struct rn_client *owner = mr ? mr->client : NULL;
 	uint64_t addr, length, iova;
 	struct rn_pd *pd;
 	uint32_t access;
@@ -147,7 +151,7 @@ int rn_mr_rereg(struct rn_client *client, const struct rn_ctl_rereg_mr_req *req,
 		return EBUSY;
 	pd = mr->pd;
 	if (req->flags & IBV_REREG_MR_CHANGE_PD) {
-		pd = rn_table_get(&client->pds, req->pd);
+		pd = rn_table_get(&client->ctx->pds, req->pd);
 		if (!pd)
 			return EINVAL;
 	}
@@ -159,14 +163,16 @@ int rn_mr_rereg(struct rn_client *client, const struct rn_ctl_rereg_mr_req *req,
 		addr = req->addr;
 		length = req->length;
 		iova = req->iova;
+		owner = client;
 	}
 	if (req->flags & IBV_REREG_MR_CHANGE_ACCESS)
 		access = req->access;
-	ret = check_region(client, addr, length, iova, access);
+	ret = check_region(owner, addr, length, iova, access);
 	if (ret)
 		return ret;
 
 	rn_unguard_mr(mr);
+	mr->client = owner;
 	mr->unmapped = false;
 	set_region(mr, addr, length, iova, access);
 	ret = rn_guard_mr(mr);
@@ -187,14 +193,14 @@ static void mr_free(struct rn_mr *mr)
 {
 	rn_unguard_mr(mr);
 	rn_table_remove(&mr->client->dev->mr_keys, mr->key >> 8);
-	rn_table_remove(&mr->client->mrs, mr->handle);
+	rn_table_remove(&mr->client->ctx->mrs, mr->handle);
 	mr->pd->refs--;
 	free(mr);
 }
 
 int rn_mr_dereg(struct rn_client *client, uint32_t handle)
 {
-	struct rn_mr *mr = rn_table_get(&client->mrs, handle);
+	struct rn_mr *mr = rn_table_get(&client->ctx->mrs, handle);
 
 	if (!mr)
 		return EINVAL;
@@ -207,7 +213,7 @@ int rn_mr_dereg(struct rn_client *client, uint32_t handle)
 int rn_mr_query(struct rn_client *client, uint32_t handle,
 		struct rn_ctl_query_mr_resp *resp)
 {
-	const struct rn_mr *mr = rn_table_get(&client->mrs, handle);
+	const struct rn_mr *mr = rn_table_get(&client->ctx->mrs, handle);
 
 	if (!mr)
 		return EINVAL;
@@ -232,7 +238,7 @@ int rn_mw_alloc(struct rn_client *client, const struct rn_ctl_alloc_mw_req *req,
 		struct rn_ctl_alloc_mw_resp *resp)
 {
 	struct rn_device *dev = client->dev;
-	struct rn_pd *pd = rn_table_get(&client->pds, req->pd);
+	struct rn_pd *pd = rn_table_get(&client->ctx->pds, req->pd);
 	struct rn_mw *mw;
 	int64_t h, k;
 
@@ -245,7 +251,7 @@ int rn_mw_alloc(struct rn_client *client, const struct rn_ctl_alloc_mw_req *req,
 	mw = calloc(1, sizeof(*mw));
 	if (!mw)
 		return ENOMEM;
-	h = rn_table_insert(&client->mws, mw);
+	h = rn_table_insert(&client->ctx->mws, mw);
 	if (h < 0)
 		goto err_free;
 	k = rn_table_insert(&dev->mw_keys, mw);
@@ -264,7 +270,7 @@ int rn_mw_alloc(struct rn_client *client, const struct rn_ctl_alloc_mw_req *req,
 	return 0;
 
 err_handle:
-	rn_table_remove(&client->mws, h);
+	rn_table_remove(&client->ctx->mws, h);
 err_free:
 	free(mw);
 	return ENOMEM;
@@ -276,7 +282,7 @@ static void mw_free(struct rn_mw *mw)
 
 	rn_mw_unbind(mw);
 	rn_table_remove(&dev->mw_keys, (mw->key & ~RN_MW_KEY_BIT) >> 8);
-	rn_table_remove(&mw->client->mws, mw->handle);
+	rn_table_remove(&mw->client->ctx->mws, mw->handle);
 	mw->pd->refs--;
 	dev->nmws--;
 	free(mw);
@@ -285,7 +291,7 @@ static void mw_free(struct rn_mw *mw)
 /* A window goes bound or not: its rkey fails from now on. */
 int rn_mw_dealloc(struct rn_client *client, uint32_t handle)
 {
-	struct rn_mw *mw = rn_table_get(&client->mws, handle);
+	struct rn_mw *mw = rn_table_get(&client->ctx->mws, handle);
 
 	if (!mw)
 		return EINVAL;

@@ -16,7 +16,7 @@ int rn_pd_alloc(struct rn_client *client, uint32_t *handle)
 		free(pd);
 		return ENOMEM;
 	}
-	h = rn_table_insert(&client->pds, pd);
+	h = rn_table_insert(&client->ctx->pds, pd);
 	if (h < 0) {
 		free(pd);
 		return ENOMEM;
@@ -31,13 +31,13 @@ int rn_pd_alloc(struct rn_client *client, uint32_t *handle)
 
 int rn_pd_dealloc(struct rn_client *client, uint32_t handle)
 {
-	struct rn_pd *pd = rn_table_get(&client->pds, handle);
+	struct rn_pd *pd = rn_table_get(&client->ctx->pds, handle);
 
 	if (!pd)
 		return EINVAL;
 	if (pd->refs)
 		return EBUSY;
-	rn_table_remove(&client->pds, handle);
+	rn_table_remove(&client->ctx->pds, handle);
 	client->dev->npds--;
 	free(pd);
 	return 0;
@@ -46,5 +46,5 @@ int rn_pd_dealloc(struct rn_client *client, uint32_t handle)
 
 int rn_pd_query(struct rn_client *client, uint32_t handle)
 {
-	return rn_table_get(&client->pds, handle) ? 0 : EINVAL;
+	return rn_table_get(&client->ctx->pds, handle) ? 0 : EINVAL;
 }

@@ -93,9 +93,9 @@ static int resolve_objects(struct rn_client *client, struct rn_qp *qp,
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
-		qp->recv_cq = rn_table_get(&client->cqs, req->recv_cq);
+		qp->recv_cq = rn_table_get(&client->ctx->cqs, req->recv_cq);
 		if (req->has_srq) {
-			qp->srq = rn_table_get(&client->srqs, req->srq);
+			qp->srq = rn_table_get(&client->ctx->srqs, req->srq);
 			if (!qp->srq || qp->srq->type != IBV_SRQT_BASIC)
 				return EINVAL;
 		}
@@ -103,8 +103,8 @@ static int resolve_objects(struct rn_client *client, struct rn_qp *qp,
 			return EINVAL;
 		/* fall through */
 	case IBV_QPT_XRC_SEND:
-		qp->pd = rn_table_get(&client->pds, req->pd);
-		qp->send_cq = rn_table_get(&client->cqs, req->send_cq);
+		qp->pd = rn_table_get(&client->ctx->pds, req->pd);
+		qp->send_cq = rn_table_get(&client->ctx->cqs, req->send_cq);
 		if (!qp->pd || !qp->send_cq)
 			return EINVAL;
 		if (req->qp_type == IBV_QPT_XRC_SEND &&
@@ -199,7 +199,7 @@ int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *re
 	qp->mem = rn_shared_alloc(qp->mem_size, memfd);
 	if (!qp->mem)
 		goto err_charge;
-	h = rn_table_insert(&client->qps, qp);
+	h = rn_table_insert(&client->ctx->qps, qp);
 	if (h < 0)
 		goto err_unmap;
 	qp->handle = h;
@@ -251,7 +251,7 @@ err_local:
 err_qpn:
 	rn_table_remove(&client->dev->qpns, qp->qpn & RN_QPN_INDEX_MASK);
 err_handle:
-	rn_table_remove(&client->qps, h);
+	rn_table_remove(&client->ctx->qps, h);
 err_unmap:
 	munmap(qp->mem, qp->mem_size);
 	close(*memfd);
@@ -277,13 +277,13 @@ int rn_qp_open(struct rn_client *client, const struct rn_ctl_open_qp_req *req,
 	if (!xrcd || !qp || qp->qp_type != IBV_QPT_XRC_RECV || qp->xrcd != xrcd)
 		return EINVAL;
 	for (i = 0; i < qp->nopeners; i++)
-		if (qp->openers[i].client == client)
+		if (qp->openers[i].client->ctx == client->ctx)
 			return EEXIST;
-	h = rn_table_insert(&client->qps, qp);
+	h = rn_table_insert(&client->ctx->qps, qp);
 	if (h < 0)
 		return ENOMEM;
 	if (opener_add(qp, client, h, req->user_handle)) {
-		rn_table_remove(&client->qps, h);
+		rn_table_remove(&client->ctx->qps, h);
 		return ENOMEM;
 	}
 	resp->handle = h;
@@ -419,7 +419,7 @@ static int connect_path(struct rn_qp *qp)
 
 int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *req)
 {
-	struct rn_qp *qp = rn_table_get(&client->qps, req->handle);
+	struct rn_qp *qp = rn_table_get(&client->ctx->qps, req->handle);
 	enum ibv_qp_state cur, next;
 	struct rn_qp_attr saved;
 	uint32_t mask;
@@ -482,7 +482,7 @@ int rn_qp_modify(struct rn_client *client, const struct rn_ctl_modify_qp_req *re
 int rn_qp_query(struct rn_client *client, uint32_t handle,
 		struct rn_ctl_query_qp_resp *resp)
 {
-	struct rn_qp *qp = rn_table_get(&client->qps, handle);
+	struct rn_qp *qp = rn_table_get(&client->ctx->qps, handle);
 
 	if (!qp)
 		return EINVAL;
@@ -519,36 +519,36 @@ static void qp_free(struct rn_qp *qp)
  */
 void rn_qp_release(struct rn_client *client, uint32_t handle)
 {
-	struct rn_qp *qp = rn_table_get(&client->qps, handle);
+	struct rn_qp *qp = rn_table_get(&client->ctx->qps, handle);
 	uint32_t i;
 
-	rn_table_remove(&client->qps, handle);
+	rn_table_remove(&client->ctx->qps, handle);
 	if (qp->qp_type != IBV_QPT_XRC_RECV) {
 		qp_free(qp);
 		return;
 	}
 	for (i = 0; i < qp->nopeners; i++)
-		if (qp->openers[i].client == client)
+		if (qp->openers[i].client->ctx == client->ctx)
 			break;
 	qp->openers[i] = qp->openers[--qp->nopeners];
 	if (!qp->nopeners) {
 		qp_free(qp);
 		return;
 	}
-	if (qp->client == client) {
+	if (qp->client->ctx == client->ctx) {
 		rn_uncharge(client, qp->mem_size);
 		qp->client = qp->openers[0].client;
 		qp->handle = qp->openers[0].handle;
 		qp->user_handle = qp->openers[0].user_handle;
 		/* Over the limit is better than a QP nobody pays for. */
-		qp->client->shared_bytes += qp->mem_size;
+		qp->client->ctx->shared_bytes += qp->mem_size;
 		qp->client->dev->shared_bytes += qp->mem_size;
 	}
 }
 
 int rn_qp_destroy(struct rn_client *client, uint32_t handle)
 {
-	struct rn_qp *qp = rn_table_get(&client->qps, handle);
+	struct rn_qp *qp = rn_table_get(&client->ctx->qps, handle);
 
 	if (!qp)
 		return EINVAL;

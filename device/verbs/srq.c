@@ -39,7 +39,7 @@ int rn_srq_create(struct rn_client *client, const struct rn_ctl_create_srq_req *
 		  struct rn_ctl_create_srq_resp *resp, int *memfd)
 {
 	struct rn_device *dev = client->dev;
-	struct rn_pd *pd = rn_table_get(&client->pds, req->pd);
+	struct rn_pd *pd = rn_table_get(&client->ctx->pds, req->pd);
 	struct rn_xrcd *xrcd = NULL;
 	struct rn_cq *cq = NULL;
 	struct rn_srq *srq;
@@ -54,7 +54,7 @@ int rn_srq_create(struct rn_client *client, const struct rn_ctl_create_srq_req *
 		return EINVAL;
 	if (req->srq_type == IBV_SRQT_XRC) {
 		xrcd = rn_xrcd_of(client, req->xrcd);
-		cq = rn_table_get(&client->cqs, req->cq);
+		cq = rn_table_get(&client->ctx->cqs, req->cq);
 		if (!xrcd || !cq)
 			return EINVAL;
 	} else if (req->srq_type != IBV_SRQT_BASIC) {
@@ -77,7 +77,7 @@ int rn_srq_create(struct rn_client *client, const struct rn_ctl_create_srq_req *
 	mem = rn_shared_alloc(size, memfd);
 	if (!mem)
 		goto err_charge;
-	h = rn_table_insert(&client->srqs, srq);
+	h = rn_table_insert(&client->ctx->srqs, srq);
 	if (h < 0)
 		goto err_unmap;
 	n = rn_table_insert(&dev->srqns, srq);
@@ -108,7 +108,7 @@ int rn_srq_create(struct rn_client *client, const struct rn_ctl_create_srq_req *
 	return 0;
 
 err_handle:
-	rn_table_remove(&client->srqs, h);
+	rn_table_remove(&client->ctx->srqs, h);
 err_unmap:
 	munmap(mem, size);
 	close(*memfd);
@@ -167,7 +167,7 @@ static int srq_resize(struct rn_srq *srq, uint32_t max_wr, int *memfd,
 int rn_srq_modify(struct rn_client *client, const struct rn_ctl_modify_srq_req *req,
 		  struct rn_ctl_modify_srq_resp *resp, int *memfd)
 {
-	struct rn_srq *srq = rn_table_get(&client->srqs, req->handle);
+	struct rn_srq *srq = rn_table_get(&client->ctx->srqs, req->handle);
 	int ret;
 
 	if (!srq || req->attr_mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
@@ -194,7 +194,7 @@ int rn_srq_modify(struct rn_client *client, const struct rn_ctl_modify_srq_req *
 int rn_srq_query(struct rn_client *client, uint32_t handle,
 		 struct rn_ctl_query_srq_resp *resp)
 {
-	struct rn_srq *srq = rn_table_get(&client->srqs, handle);
+	struct rn_srq *srq = rn_table_get(&client->ctx->srqs, handle);
 
 	if (!srq)
 		return EINVAL;
@@ -209,7 +209,7 @@ static void srq_free(struct rn_srq *srq)
 	struct rn_client *client = srq->client;
 
 	rn_table_remove(&client->dev->srqns, srq->srqn);
-	rn_table_remove(&client->srqs, srq->handle);
+	rn_table_remove(&client->ctx->srqs, srq->handle);
 	srq->pd->refs--;
 	if (srq->cq)
 		srq->cq->refs--;
@@ -222,7 +222,7 @@ static void srq_free(struct rn_srq *srq)
 
 int rn_srq_destroy(struct rn_client *client, uint32_t handle)
 {
-	struct rn_srq *srq = rn_table_get(&client->srqs, handle);
+	struct rn_srq *srq = rn_table_get(&client->ctx->srqs, handle);
 
 	if (!srq)
 		return EINVAL;

@@ -10,7 +10,9 @@
 
 /* device.c: the device's layers set up; a client's objects torn down */
 int rn_device_setup(struct rn_device *dev, uint64_t guid);
-void rn_client_release(struct rn_client *client);
+bool rn_client_release(struct rn_client *client);
+/* Free the retired members of ctx that no object names any more. */
+void rn_context_prune(struct rn_context *ctx);
 
 /* pd.c */
 int rn_pd_alloc(struct rn_client *client, uint32_t *handle);

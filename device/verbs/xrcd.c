@@ -77,7 +77,7 @@ struct rn_xrcd *rn_xrcd_of(struct rn_client *client, uint32_t handle)
 {
 	if (client->kctx)
 		return rn_table_get(&client->dev->xrcds, handle);
-	return rn_table_get(&client->xrcds, handle);
+	return rn_table_get(&client->ctx->xrcds, handle);
 }
 
 int rn_xrcd_open(struct rn_client *client, const struct rn_ctl_open_xrcd_req *req,
@@ -112,7 +112,7 @@ int rn_xrcd_open(struct rn_client *client, const struct rn_ctl_open_xrcd_req *re
 		resp->handle = x->id; /* the kernel stub holds it */
 		return 0;
 	}
-	h = rn_table_insert(&client->xrcds, x);
+	h = rn_table_insert(&client->ctx->xrcds, x);
 	if (h < 0) {
 		x->opens--;
 		xrcd_free_unused(dev, x);
@@ -132,7 +132,7 @@ int rn_xrcd_close(struct rn_client *client, uint32_t handle)
 	if (x->opens == 1 && x->users)
 		return EBUSY;
 	if (!client->kctx)
-		rn_table_remove(&client->xrcds, handle);
+		rn_table_remove(&client->ctx->xrcds, handle);
 	x->opens--;
 	xrcd_free_unused(client->dev, x);
 	return 0;
@@ -141,9 +141,9 @@ int rn_xrcd_close(struct rn_client *client, uint32_t handle)
 /* A context that goes lets go of the domains it opened. */
 void rn_xrcd_release(struct rn_client *client, uint32_t handle)
 {
-	struct rn_xrcd *x = rn_table_get(&client->xrcds, handle);
+	struct rn_xrcd *x = rn_table_get(&client->ctx->xrcds, handle);
 
-	rn_table_remove(&client->xrcds, handle);
+	rn_table_remove(&client->ctx->xrcds, handle);
 	x->opens--;
 	xrcd_free_unused(client->dev, x);
 }

@@ -246,7 +246,7 @@ struct rn_wire_stage_recvs {
 };
 struct rn_wire_stage {
 	struct rn_wire_qp *wq; /* NULL: empty, and no receive held */
-	int mem; /* the client's address space */
+	int mem; /* the address space it is of: an MR maker's mem_fd */
 	uint64_t addr; /* where buf[0] is in it */
 	uint32_t len;
 	/* requester's read: valid for the send WQEs at slots [first_pos,

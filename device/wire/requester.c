@@ -310,12 +310,12 @@ static bool one_range(struct rn_qp *qp, const struct rn_wqe *w,
 }
 
 static bool stage_holds(const struct rn_wire_stage *st,
-			const struct rn_wire_qp *wq, uint64_t pos,
+			const struct rn_wire_qp *wq, uint64_t pos, int mem,
 			const struct iovec *range)
 {
 	uint64_t addr = (uintptr_t)range->iov_base;
 
-	return st->wq == wq &&
+	return st->wq == wq && st->mem == mem &&
 	       ((pos - st->first_pos) & RN_DB_SEQ_MASK) <
 		       ((st->end_pos - st->first_pos) & RN_DB_SEQ_MASK) &&
 	       addr >= st->addr && addr - st->addr <= st->len &&
@@ -323,8 +323,9 @@ static bool stage_holds(const struct rn_wire_stage *st,
 }
 
 /*
- * Read ahead, in one call, from range (the rest of the source of WQE s)
- * over the WQEs posted after s whose sources follow on in memory, into the
+ * Read ahead, in one call, from range (the rest of the source of WQE s, in
+ * address space mem) over the WQEs posted after s whose sources follow on
+ * in the same memory, into the
  * read stage.  Every WQE it covers was posted before the read, so its
  * source was final then and stays so until it completes: what the stage
  * holds is what it sends, retransmissions included.  False when there is
@@ -332,7 +333,8 @@ static bool stage_holds(const struct rn_wire_stage *st,
  * packet is then read alone, which gives a failure its exact completion.
  */
 static bool stage_read(struct rn_wire_qp *wq, const struct rn_wire_send *s,
-		       const struct iovec *range, uint32_t len, uint64_t ahead)
+		       int mem, const struct iovec *range, uint32_t len,
+		       uint64_t ahead)
 {
 	struct rn_wire_stage *st = &rn_wire_dev(wq)->engine->wire->read_stage;
 	struct rn_qp *qp = wq->qp;
@@ -353,7 +355,7 @@ static bool stage_read(struct rn_wire_qp *wq, const struct rn_wire_send *s,
 	       (w.opcode == RN_OP_SEND || w.opcode == RN_OP_SEND_IMM ||
 		w.opcode == RN_OP_SEND_INV || w.opcode == RN_OP_WRITE ||
 		w.opcode == RN_OP_WRITE_IMM) &&
-	       one_range(qp, &w, &src) &&
+	       one_range(qp, &w, &src) && src.mem == mem &&
 	       (uintptr_t)src.iov[0].iov_base == end &&
 	       src.len <= ahead - (end - start)) {
 		end += src.len;
@@ -363,10 +365,10 @@ static bool stage_read(struct rn_wire_qp *wq, const struct rn_wire_send *s,
 	if (end - start <= len)
 		return false;
 	all = (struct iovec){ range->iov_base, end - start };
-	if (rn_mem_read(qp->client->mem_fd, &all, 1, st->buf))
+	if (rn_mem_read(mem, &all, 1, st->buf))
 		return false;
 	st->wq = wq;
-	st->mem = qp->client->mem_fd;
+	st->mem = mem;
 	st->addr = start;
 	st->len = (uint32_t)(end - start);
 	st->first_pos = s->pos;
@@ -396,8 +398,8 @@ static enum rn_dma_status fill_payload(void *arg, uint8_t *dst, uint32_t len)
 		};
 		struct iovec packet = { rest.iov_base, len };
 
-		if (stage_holds(st, wq, g->s->pos, &packet) ||
-		    stage_read(wq, g->s, &rest, len, g->ahead)) {
+		if (stage_holds(st, wq, g->s->pos, src.mem, &packet) ||
+		    stage_read(wq, g->s, src.mem, &rest, len, g->ahead)) {
 			memcpy(dst, st->buf + ((uintptr_t)packet.iov_base - st->addr),
 			       len);
 			return RN_DMA_OK;

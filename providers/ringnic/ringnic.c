@@ -2,7 +2,8 @@
 /*
  * Provider glue: how libibverbs finds a ringnic device, and how a context
  * is opened, imported (ibv_import_device: another context on the same
- * connection, within the process that opened it) and closed.  The mode is
+ * connection within the process that opened it, or a context of another
+ * process joined on a connection of our own) and closed.  The mode is
  * discovered per device: one ringnicd published (userspace mode: a control
  * connection to it) or one ringnic.ko registered (kernel mode: the uverbs
  * file, see kernel.c).
@@ -132,25 +133,32 @@ static int make_uffd(void)
 	return fd;
 }
 
-/* The OPEN exchange: our async event pipe (and uffd) for the device page
- * and doorbell.
+/*
+ * The OPEN exchange: our async event pipe (and uffd) for the device page
+ * and doorbell; then the command fd, by which other processes may name
+ * the context (IMPORT).  With import_fd >= 0, IMPORT instead: the context
+ * of another process whose command fd that is.  *async_rd: the read end
+ * of the context's async event pipe.
  */
-static int open_device(struct rn_context *ctx)
+static int open_device(struct rn_context *ctx, int cmd_fd, int import_fd,
+		       int *async_rd)
 {
 	struct rn_ctl_open_req req = {
-		.hdr.op = RN_CTL_OPEN,
+		.hdr.op = import_fd >= 0 ? RN_CTL_IMPORT : RN_CTL_OPEN,
 		.version = RN_CTL_VERSION,
 	};
+	struct rn_ctl_handle_req name = { .hdr.op = RN_CTL_NAME_CONTEXT };
+	struct rn_ctl_resp_hdr named;
 	struct rn_ctl_open_resp resp;
 	int async[2], give[2], fds[2], ret;
 
 	if (pipe2(async, O_CLOEXEC))
 		return errno;
 	give[0] = async[1];
-	give[1] = make_uffd();
+	give[1] = import_fd >= 0 ? import_fd : make_uffd();
 	ret = rn_ctl_call(ctx, &req, sizeof(req), &resp, sizeof(resp), give,
 			  give[1] < 0 ? 1 : 2, fds, 2);
-	if (give[1] >= 0)
+	if (give[1] >= 0 && import_fd < 0)
 		close(give[1]); /* ringnicd's now */
 	if (ret)
 		goto err_pipe;
@@ -162,11 +170,31 @@ static int open_device(struct rn_context *ctx)
 	}
 	ctx->wake_fd = fds[1];
 	ctx->attr = resp.attr;
-	ctx->ibv_ctx.context.async_fd = async[0];
+	if (import_fd < 0) {
+		ret = rn_ctl_call(ctx, &name, sizeof(name), &named,
+				  sizeof(named), &cmd_fd, 1, NULL, 0);
+	} else {
+		/* IMPORT had no room for our userfaultfd. */
+		struct rn_ctl_handle_req guard = { .hdr.op = RN_CTL_GUARD };
+		int uffd = make_uffd();
+
+		ret = 0;
+		if (uffd >= 0) {
+			ret = rn_ctl_call(ctx, &guard, sizeof(guard), &named,
+					  sizeof(named), &uffd, 1, NULL, 0);
+			close(uffd); /* ringnicd's now */
+		}
+	}
+	if (ret)
+		goto err_page;
+	*async_rd = async[0];
 	/* The device holds a copy; ours is for when the device is gone. */
 	ctx->async_wfd = async[1];
 	return 0;
 
+err_page:
+	munmap(ctx->dev_page, RN_DEV_PAGE_SIZE);
+	close(ctx->wake_fd);
 err_pipe:
 	close(async[0]);
 	close(async[1]);
@@ -383,7 +411,7 @@ static struct verbs_context *rn_alloc_context(struct ibv_device *ibdev,
 		goto err;
 	}
 	allow_device_access(ctx->ctl_fd);
-	ret = open_device(ctx);
+	ret = open_device(ctx, cmd_fd, -1, &ctx->ibv_ctx.context.async_fd);
 	if (ret) {
 		rn_err(ctx, "ringnicd refused to open the device: %s\n",
 		       strerror(ret));
@@ -415,12 +443,34 @@ err:
 }
 
 /*
- * ibv_import_device in userspace mode: the command fd must be a dup of
- * one of this process's contexts (the shim's memfd, the same file).  The
- * new context shares that context's connection, and the async event fd
- * libibverbs then asks of the command fd is a pipe of its own, handed to
- * the shim to answer with.  A context of another process would need
- * ringnicd to serve one context to two address spaces: not offered.
+ * ibv_import_device of another process's context in userspace mode (the
+ * command fd it passed us): a connection of our own joins that context in
+ * ringnicd, which knows the context by that file.
+ */
+static int import_other(struct rn_context *ctx, int *async_rd)
+{
+	struct rn_device *dev = to_rn_dev(ctx->ibv_ctx.context.device);
+	int cmd_fd = ctx->ibv_ctx.context.cmd_fd;
+	int ret;
+
+	ctx->ctl_fd = connect_device(dev->ctl_path);
+	if (ctx->ctl_fd < 0)
+		return errno;
+	allow_device_access(ctx->ctl_fd);
+	ret = open_device(ctx, cmd_fd, cmd_fd, async_rd);
+	if (ret)
+		close(ctx->ctl_fd); /* EBADF: the file names no context */
+	return ret;
+}
+
+/*
+ * ibv_import_device in userspace mode: the command fd is the shim's memfd
+ * of a context.  A context of this process (a dup of its command fd, the
+ * same file) shares that context's connection; one of another process
+ * gets a connection of its own (import_other), and is the home of the
+ * file in this process from then on.  Either way the async event fd
+ * libibverbs then asks of the command fd is a pipe of our own, handed to
+ * the shim to answer with.
  */
 static struct verbs_context *rn_import_context(struct ibv_device *ibdev,
 					       int cmd_fd)
@@ -429,7 +479,7 @@ static struct verbs_context *rn_import_context(struct ibv_device *ibdev,
 		RTLD_DEFAULT, "rn_shim_offer_async_fd");
 	struct rn_context *ctx, *home;
 	struct stat st;
-	int async[2], ret;
+	int async_rd = -1, ret;
 
 	if (to_rn_dev(ibdev)->kernel || !offer) {
 		errno = EOPNOTSUPP;
@@ -437,51 +487,63 @@ static struct verbs_context *rn_import_context(struct ibv_device *ibdev,
 	}
 	if (fstat(cmd_fd, &st))
 		return NULL;
-	home = home_get(&st);
-	if (!home) {
-		errno = EOPNOTSUPP; /* another process's, or no context */
-		return NULL;
-	}
 	ctx = context_alloc(ibdev, cmd_fd);
-	if (!ctx) {
-		ret = errno;
-		goto err_home;
+	if (!ctx)
+		return NULL;
+	home = home_get(&st);
+	if (home) {
+		int async[2];
+
+		ctx->home = home;
+		ctx->ctl_fd = home->ctl_fd;
+		ctx->dev_page = home->dev_page;
+		ctx->wake_fd = home->wake_fd;
+		ctx->attr = home->attr;
+		if (pipe2(async, O_CLOEXEC)) {
+			ret = errno;
+			goto err_ctx;
+		}
+		async_rd = async[0];
+		ctx->async_wfd = async[1];
+	} else {
+		ret = import_other(ctx, &async_rd);
+		if (ret)
+			goto err_ctx;
 	}
-	ctx->home = home;
-	ctx->ctl_fd = home->ctl_fd;
-	ctx->dev_page = home->dev_page;
-	ctx->wake_fd = home->wake_fd;
-	ctx->attr = home->attr;
-	if (pipe2(async, O_CLOEXEC)) {
-		ret = errno;
-		goto err_ctx;
-	}
-	ctx->async_wfd = async[1];
 	ret = start_watchdog(ctx);
 	if (ret)
 		goto err_pipe;
 	/* The last step that can fail: the shim then owns the read end. */
-	ret = offer(cmd_fd, async[0]);
+	ret = offer(cmd_fd, async_rd);
 	if (ret) {
 		stop_watchdog(ctx);
 		goto err_pipe;
 	}
+	/* Only now may another import of this process find it. */
+	if (!home)
+		home_add(ctx, &st);
 	verbs_set_ops(&ctx->ibv_ctx, &rn_ctx_ops);
 	return &ctx->ibv_ctx;
 
 err_pipe:
-	close(async[0]);
-	close(async[1]);
+	close(async_rd);
+	close(ctx->async_wfd);
+	if (!home) {
+		/* Our own connection: closing it leaves the context. */
+		close(ctx->ctl_fd);
+		close(ctx->wake_fd);
+		munmap(ctx->dev_page, RN_DEV_PAGE_SIZE);
+	}
 err_ctx:
-	pthread_mutex_destroy(&ctx->mr_lock);
-	pthread_mutex_destroy(&ctx->channel_lock);
-	pthread_mutex_destroy(&ctx->ctl_lock);
 	/* A failed import leaves the caller its fd, as an early one does. */
 	ctx->ibv_ctx.context.cmd_fd = -1;
 	verbs_uninit_context(&ctx->ibv_ctx);
+	pthread_mutex_destroy(&ctx->mr_lock);
+	pthread_mutex_destroy(&ctx->channel_lock);
+	pthread_mutex_destroy(&ctx->ctl_lock);
 	free(ctx);
-err_home:
-	home_put(home);
+	if (home)
+		home_put(home);
 	errno = ret;
 	return NULL;
 }

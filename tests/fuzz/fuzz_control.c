@@ -79,7 +79,7 @@ static size_t one_request(struct rn_client *client, const uint8_t *data,
 		close(m.fds[i]);
 	if (!*closed)
 		for (i = 0; i < r.nfds; i++)
-			if (r.fds[i] != client->wake_fd)
+			if (!client->ctx || r.fds[i] != client->ctx->wake_fd)
 				close(r.fds[i]);
 	return 3 + len;
 }
@@ -118,15 +118,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* The rest of the input is what the client wrote into shared memory. */
 	if (client->opened && !closed) {
-		spray((uint8_t *)client->dev_page, RN_DEV_PAGE_SIZE, &data, &size);
-		for (i = 0; i < client->qps.size; i++) {
-			struct rn_qp *qp = client->qps.slot[i];
+		spray((uint8_t *)client->ctx->dev_page, RN_DEV_PAGE_SIZE, &data, &size);
+		for (i = 0; i < client->ctx->qps.size; i++) {
+			struct rn_qp *qp = client->ctx->qps.slot[i];
 
 			if (qp)
 				spray(qp->mem, qp->mem_size, &data, &size);
 		}
-		for (i = 0; i < client->cqs.size; i++) {
-			struct rn_cq *cq = client->cqs.slot[i];
+		for (i = 0; i < client->ctx->cqs.size; i++) {
+			struct rn_cq *cq = client->ctx->cqs.slot[i];
 
 			if (cq)
 				spray(cq->mem, cq->mem_size, &data, &size);

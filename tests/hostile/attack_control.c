@@ -185,6 +185,76 @@ static int bad_open(const char *path, enum variant v)
 	return ret;
 }
 
+/* A request of fds; its answer must be status 'want'. */
+static int call_fds(int fd, uint32_t op, const int *fds, int nfds, int want,
+		    const char *what)
+{
+	union {
+		struct rn_ctl_open_req open;
+		struct rn_ctl_handle_req handle;
+	} req = { 0 };
+	size_t len = op == RN_CTL_IMPORT ? sizeof(req.open) : sizeof(req.handle);
+
+	req.open.hdr = (struct rn_ctl_req_hdr){ op, len };
+	if (op == RN_CTL_IMPORT)
+		req.open.version = RN_CTL_VERSION;
+	HCHECK(!raw_send(fd, &req, len, fds, nfds, 0), "%s: send failed", what);
+	return expect_status(fd, want, what);
+}
+
+/*
+ * Sharing a context done wrong: IMPORT of a file that names no context or
+ * without one, NAME_CONTEXT of a file that is no sealed memfd, twice, or
+ * of a file another context has, GUARD of no userfaultfd.  Each gets its
+ * status and the connection goes on; a right IMPORT then joins.
+ */
+static int bad_import(const char *path)
+{
+	const char *what = "bad import";
+	int fd = -1, other = -1, p[2], memfd, null, ret = -1;
+
+	HCHECK(!pipe2(p, O_CLOEXEC), "pipe: %s", strerror(errno));
+	memfd = memfd_create("rn-hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (memfd < 0 || null < 0 ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK)) {
+		HFAIL("memfd: %s", strerror(errno));
+		goto out;
+	}
+	fd = raw_connect(path);
+	other = raw_connect(path);
+	if (fd < 0 || other < 0)
+		goto out;
+	/* Nothing named the memfd yet: no context, and a lone fd is short. */
+	if (call_fds(fd, RN_CTL_IMPORT, (int[]){ p[1], memfd }, 2, EBADF,
+		     what) ||
+	    call_fds(fd, RN_CTL_IMPORT, (int[]){ p[1], null }, 2, EBADF, what) ||
+	    call_fds(fd, RN_CTL_IMPORT, &p[1], 1, EINVAL, what) ||
+	    raw_open(fd, what) ||
+	    call_fds(fd, RN_CTL_NAME_CONTEXT, &null, 1, EINVAL, what) ||
+	    call_fds(fd, RN_CTL_NAME_CONTEXT, &memfd, 1, 0, what) ||
+	    call_fds(fd, RN_CTL_NAME_CONTEXT, &memfd, 1, EINVAL, what) ||
+	    call_fds(fd, RN_CTL_GUARD, &p[1], 1, EINVAL, what))
+		goto out;
+	/* The named file joins; a second naming of it is refused. */
+	if (call_fds(other, RN_CTL_IMPORT, (int[]){ p[1], memfd }, 2, 0,
+		     what) ||
+	    call_fds(other, RN_CTL_NAME_CONTEXT, &memfd, 1, EINVAL, what) ||
+	    alloc_pd(other, &(uint32_t){ 0 }))
+		goto out;
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (other >= 0)
+		close(other);
+	close(memfd);
+	close(null);
+	close(p[0]);
+	close(p[1]);
+	return ret;
+}
+
 /* Handles this connection does not have (it has nothing at all). */
 static int handle_ops(int fd, const uint32_t *h, const char *what)
 {
@@ -611,6 +681,9 @@ int attack_control(struct attack_env *env, bool foreign_handles)
 	case V_CTL_OPEN_FDS:
 	case V_CTL_OPEN_TOO_MANY_FDS:
 		ret = bad_open(path, v);
+		break;
+	case V_CTL_BAD_IMPORT:
+		ret = bad_import(path);
 		break;
 	case V_CTL_BAD_HANDLE:
 		ret = bad_handles(path, NULL);

@@ -71,6 +71,7 @@ enum hclass {
 	X(CL_CONTROL, CTL_OPEN_FDS, "OPEN without or with a wrong fd")         \
 	X(CL_CONTROL, CTL_OPEN_TOO_MANY_FDS, "OPEN with three fds")            \
 	X(CL_CONTROL, CTL_OPEN_TWICE, "OPEN twice")                            \
+	X(CL_CONTROL, CTL_BAD_IMPORT, "IMPORT, NAME_CONTEXT, GUARD done wrong") \
 	X(CL_CONTROL, CTL_CAPTURE_OPENED, "CAPTURE on an opened context")      \
 	X(CL_CONTROL, CTL_AFTER_CAPTURE, "request on a packet capture")        \
 	X(CL_CONTROL, CTL_UNEXPECTED_FD, "fd with a request taking none")      \

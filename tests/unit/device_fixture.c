@@ -84,18 +84,22 @@ static void open_client(struct fx *fx)
 {
 	struct rn_device *dev = &fx->dev;
 	struct rn_client *c = calloc(1, sizeof(*c));
-	int p[2], memfd;
+	struct rn_context *ctx = rn_context_new(dev);
+	int p[2];
 
 	assert_non_null(c);
+	assert_non_null(ctx);
 	rn_client_init(c, dev, getpid(), getuid());
+	rn_context_join(ctx, c);
 	assert_int_equal(rn_client_attach(c), 0);
 	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
 	fx->async_rd = p[0];
 	c->async_fd = p[1];
 	assert_int_equal(rn_charge(c, RN_DEV_PAGE_SIZE), 0);
-	c->dev_page = rn_shared_alloc(RN_DEV_PAGE_SIZE, &memfd);
-	assert_non_null(c->dev_page);
-	fx->page = map_fd(fx, memfd, RN_DEV_PAGE_SIZE);
+	ctx->dev_page = rn_shared_alloc(RN_DEV_PAGE_SIZE, &ctx->dev_page_fd);
+	assert_non_null(ctx->dev_page);
+	fx->page = map_fd(fx, dup(ctx->dev_page_fd), RN_DEV_PAGE_SIZE);
+	rn_list_add_tail(&dev->contexts, &ctx->link);
 	c->opened = true;
 	c->confirmed = true;
 	rn_list_add_tail(&dev->clients, &c->link);
@@ -287,7 +291,7 @@ void fx_qp_create(struct fx *fx, struct rn_ctl_create_qp_req req,
 		.sq_slots = resp.sq_slots,
 		.rq = mem + resp.rq_offset,
 		.rq_slots = resp.rq_slots,
-		.dq = rn_table_get(&fx->client->qps, resp.handle),
+		.dq = rn_table_get(&fx->client->ctx->qps, resp.handle),
 	};
 	assert_non_null(qp->dq);
 }

@@ -27,7 +27,9 @@
 #define MR_KEY 0x001234a7u
 
 struct mr_env {
-	struct rn_client client, other_client;
+	/* client and member share ctx; other_client has a context of its own */
+	struct rn_context ctx, other_ctx;
+	struct rn_client client, member, other_client;
 	struct rn_pd pd, other_pd;
 	struct rn_mr mr;
 };
@@ -36,6 +38,11 @@ static void env_init(struct mr_env *e, uint64_t iova, uint64_t len,
 		     uint32_t access)
 {
 	memset(e, 0, sizeof(*e));
+	e->client.ctx = &e->ctx;
+	e->member.ctx = &e->ctx;
+	e->other_client.ctx = &e->other_ctx;
+	e->client.mem_fd = -1;
+	e->member.mem_fd = -1;
 	e->pd.client = &e->client;
 	e->other_pd.client = &e->client;
 	e->mr.client = &e->client;
@@ -88,9 +95,12 @@ static void test_mr_check_bad_key(void **state)
 				     MR_IOVA, 8, 0), RN_MEM_BAD_KEY);
 	assert_int_equal(rn_mr_check(NULL, MR_KEY, &e.client, &e.pd, MR_IOVA,
 				     8, 0), RN_MEM_BAD_KEY);
-	/* The right key, but the MR belongs to someone else. */
+	/* The right key, but the MR is of another context. */
 	assert_int_equal(rn_mr_check(&e.mr, MR_KEY, &e.other_client, &e.pd,
 				     MR_IOVA, 8, 0), RN_MEM_BAD_KEY);
+	/* Another process's member of the same context may use it. */
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY, &e.member, &e.pd,
+				     MR_IOVA, 8, 0), RN_MEM_OK);
 	assert_int_equal(rn_mr_check(&e.mr, MR_KEY, &e.client, &e.other_pd,
 				     MR_IOVA, 8, 0), RN_MEM_BAD_KEY);
 	/* A bad key wins over a bad range or missing rights. */
@@ -222,15 +232,24 @@ static void test_mr_check_retired(void **state)
 static void test_iovs_add(void **state)
 {
 	static char buf[MR_LEN];
-	struct rn_iovs v = { .mem = -1 };
+	struct rn_iovs v;
+	struct rn_mr theirs;
 	struct mr_env e;
 
 	(void)state;
+	rn_iovs_init(&v);
 	env_init(&e, MR_IOVA, MR_LEN, 0);
 	e.mr.addr = (uintptr_t)buf;
-	rn_iovs_add(&v, &e.mr, MR_IOVA + 16, 32);
-	rn_iovs_add(&v, &e.mr, MR_IOVA + 100, 0);
-	rn_iovs_add(&v, &e.mr, MR_IOVA, MR_LEN);
+	assert_true(rn_iovs_add(&v, &e.mr, MR_IOVA + 16, 32));
+	assert_true(rn_iovs_add(&v, &e.mr, MR_IOVA + 100, 0));
+	assert_true(rn_iovs_add(&v, &e.mr, MR_IOVA, MR_LEN));
+	assert_ptr_equal(v.owner, &e.client);
+	/* An MR another member of the context made is in another address
+	 * space: not in this list.
+	 */
+	theirs = e.mr;
+	theirs.client = &e.member;
+	assert_false(rn_iovs_add(&v, &theirs, MR_IOVA, 8));
 	assert_int_equal(v.n, 2);
 	assert_int_equal(v.len, 32 + MR_LEN);
 	assert_ptr_equal(v.iov[0].iov_base, buf + 16);
@@ -407,15 +426,16 @@ static void test_dma_to_from(void **state)
 static void test_dma_nowhere(void **state)
 {
 	uint8_t area[300], buf[300];
-	struct rn_iovs v = { .guarded = true };
+	struct rn_iovs v;
 	struct mr_env e;
 	size_t i;
 
 	(void)state;
+	rn_iovs_init(&v);
 	env_init(&e, (uintptr_t)area, sizeof(area), 0);
 	e.mr.addr = (uintptr_t)area;
 	e.mr.guarded = true;
-	v.mem = self_mem;
+	e.client.mem_fd = self_mem; /* the MR's maker's address space */
 	memset(area, 0xcc, sizeof(area));
 	pattern(buf, sizeof(buf), 5);
 	rn_iovs_add(&v, &e.mr, (uintptr_t)area, 100);
