@@ -14,7 +14,8 @@
  *    the parent's (written after the fork, so the child's copy differs),
  *    and from an MR of its own, whose bytes are the child's; it leaves a
  *    PD and an MR of its own behind when it exits, which the context
- *    keeps until the parent closes it;
+ *    keeps until the parent closes it, and a WRITE into that MR fails
+ *    (REM_ACCESS_ERR) once the child is gone;
  *  - other_process_outlives: a context passed over a Unix socket lives on
  *    in the process that imported it after its opener exits.
  */
@@ -279,8 +280,75 @@ static int importer(struct e2e_side *s, struct link *l)
 	 */
 	left_pd = ibv_alloc_pd(ctx2);
 	CHECK(left_pd, "ibv_alloc_pd in the child: %s", strerror(errno));
-	left_mr = e2e_reg(left_pd, own, LEN, IBV_ACCESS_LOCAL_WRITE);
+	left_mr = e2e_reg(left_pd, own, LEN,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	TRY(!left_mr);
+	TRY(link_send(l->to_parent[1], left_pd->handle));
+	TRY(link_send(l->to_parent[1], left_mr->handle));
+	return 0;
+}
+
+/*
+ * The MR a child left behind, once the child is gone: the context still
+ * has it, but the memory went with the process, so a WRITE into it fails
+ * (a remote access error), as one into a range unmapped under an MR does;
+ * it is not taken and dropped.  Until ringnicd has seen the child go, it
+ * succeeds.
+ */
+static int left_behind(struct e2e_side *s, uint32_t pd_handle,
+		       uint32_t mr_handle)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 7,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_mr *left, *src;
+	struct ibv_qp *qp, *target;
+	struct ibv_sge sge;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	int tries = 0;
+
+	pd = ibv_import_pd(s->ctx, pd_handle);
+	CHECK(pd, "ibv_import_pd of the child's PD: %s", strerror(errno));
+	left = ibv_import_mr(pd, mr_handle);
+	CHECK(left, "ibv_import_mr of the child's MR: %s", strerror(errno));
+	src = e2e_reg(pd, s->buf + SRC_OFF, LEN, IBV_ACCESS_LOCAL_WRITE);
+	TRY(!src);
+	qa.send_cq = qa.recv_cq = ibv_create_cq(s->ctx, 2, NULL, NULL, 0);
+	CHECK(qa.send_cq, "ibv_create_cq: %s", strerror(errno));
+	qp = ibv_create_qp(pd, &qa);
+	target = ibv_create_qp(pd, &qa);
+	CHECK(qp && target, "ibv_create_qp: %s", strerror(errno));
+	TRY(e2e_reset_qp(s, qp, target->qp_num));
+	TRY(e2e_reset_qp(s, target, qp->qp_num));
+	sge = (struct ibv_sge){ (uintptr_t)(s->buf + SRC_OFF), LEN, src->lkey };
+	wr.sg_list = &sge;
+	wr.wr.rdma.remote_addr = (uintptr_t)left->addr;
+	wr.wr.rdma.rkey = left->rkey;
+	do {
+		if (tries++)
+			usleep(20000);
+		TRY(post_send1(qp, &wr));
+		TRY(poll_one((struct e2e_cq){ .cq = qa.send_cq }, &wc,
+			     E2E_WAIT_MS));
+	} while (wc.status == IBV_WC_SUCCESS && tries < 250);
+	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR,
+	      "a WRITE into the MR of a child that is gone: %s after %d tries, "
+	      "expected %s", wc_status_name(wc.status), tries,
+	      wc_status_name(IBV_WC_REM_ACCESS_ERR));
+	CHECK(!ibv_destroy_qp(qp) && !ibv_destroy_qp(target), "ibv_destroy_qp");
+	CHECK(!ibv_destroy_cq(qa.send_cq), "ibv_destroy_cq");
+	CHECK(!ibv_dereg_mr(src), "ibv_dereg_mr");
+	ibv_unimport_mr(left);
+	ibv_unimport_pd(pd);
 	return 0;
 }
 
@@ -289,7 +357,7 @@ static int other_process(struct e2e_proc *p)
 	struct e2e_opts o;
 	struct e2e_side s;
 	struct link l;
-	uint32_t qpn;
+	uint32_t qpn, left_pd, left_mr;
 	pid_t pid;
 
 	e2e_default_opts(&o);
@@ -309,11 +377,14 @@ static int other_process(struct e2e_proc *p)
 	/* Written after the fork: the child's copy of these bytes is zero. */
 	fill(s.buf + SRC_OFF, LEN, 0x9a4e);
 	TRY(link_send(l.to_child[1], 1));
+	TRY(link_recv(l.to_parent[0], &left_pd));
+	TRY(link_recv(l.to_parent[0], &left_mr));
 	TRY(child_status(pid, "other_process"));
 	TRY(check_fill(s.buf + DST_OFF, LEN, 0x9a4e,
 		       "bytes written from the parent's MR"));
 	TRY(check_fill(s.buf + DST2_OFF, LEN, 0xc41d,
 		       "bytes written from the child's MR"));
+	TRY(left_behind(&s, left_pd, left_mr));
 	return e2e_close(&s);
 }
 
