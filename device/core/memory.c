@@ -45,13 +45,12 @@
 #include "core/memory.h"
 
 enum rn_mem_status rn_mr_check(const struct rn_mr *mr, uint32_t key,
-			       const struct rn_client *client,
 			       const struct rn_pd *pd, uint64_t addr,
 			       uint64_t len, uint32_t access)
 {
 	if (!len)
 		return RN_MEM_OK;
-	if (!mr || mr->key != key || mr->client->ctx != client->ctx || mr->pd != pd)
+	if (!mr || mr->key != key || mr->pd != pd)
 		return RN_MEM_BAD_KEY;
 	if ((mr->access & access) != access)
 		return RN_MEM_BAD_ACCESS;
@@ -75,15 +74,6 @@ enum rn_mem_status rn_mr_check(const struct rn_mr *mr, uint32_t key,
 					IBV_ACCESS_REMOTE_ATOMIC)))
 		return RN_MEM_BAD_ACCESS;
 	return RN_MEM_OK;
-}
-
-void rn_iovs_init(struct rn_iovs *v)
-{
-	v->owner = NULL;
-	v->mem = -1;
-	v->n = 0;
-	v->len = 0;
-	v->guarded = true;
 }
 
 bool rn_iovs_add(struct rn_iovs *v, const struct rn_mr *mr, uint64_t addr,

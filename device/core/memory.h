@@ -14,7 +14,7 @@
 
 enum rn_mem_status {
 	RN_MEM_OK = 0,
-	RN_MEM_BAD_KEY, /* no such MR, another owner or another PD */
+	RN_MEM_BAD_KEY, /* no such MR, or one of another PD */
 	RN_MEM_BAD_ACCESS, /* the MR does not grant the right */
 	RN_MEM_BAD_RANGE, /* the range is not inside the MR */
 	RN_MEM_UNMAPPED, /* the owner unmapped or moved the MR's memory */
@@ -22,12 +22,12 @@ enum rn_mem_status {
 };
 
 /*
- * May 'client' (through protection domain 'pd') use [addr, addr + len) of
- * the MR found for 'key' (NULL when none) with rights 'access'?  The MR
- * must be of client's context.  A zero-length range needs no MR at all.
+ * May a QP of protection domain 'pd' use [addr, addr + len) of the MR
+ * found for 'key' (NULL when none) with rights 'access'?  A PD is of one
+ * context, so the MR's being pd's makes it of the QP's context too.  A
+ * zero-length range needs no MR at all.
  */
 enum rn_mem_status rn_mr_check(const struct rn_mr *mr, uint32_t key,
-			       const struct rn_client *client,
 			       const struct rn_pd *pd, uint64_t addr,
 			       uint64_t len, uint32_t access);
 
@@ -57,7 +57,14 @@ struct rn_iovs {
 #define RN_MEM_NOWHERE ((uintptr_t)1 << 63)
 
 /* An empty list. */
-void rn_iovs_init(struct rn_iovs *v);
+static inline void rn_iovs_init(struct rn_iovs *v)
+{
+	v->owner = NULL;
+	v->mem = -1;
+	v->n = 0;
+	v->len = 0;
+	v->guarded = true;
+}
 /*
  * Append [addr, addr + len) of the MR to the list (translating the iova);
  * false, and nothing added, if the list's ranges are another process's.

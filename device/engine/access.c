@@ -32,7 +32,7 @@ enum ibv_wc_status rn_sgl_resolve(struct rn_client *client, struct rn_pd *pd,
 	for (i = 0; i < n; i++) {
 		struct rn_mr *mr = rn_mr_lookup(dev, sge[i].lkey);
 
-		if (rn_mr_check(mr, sge[i].lkey, client, pd, sge[i].addr,
+		if (rn_mr_check(mr, sge[i].lkey, pd, sge[i].addr,
 				sge[i].length, access) ||
 		    !rn_iovs_add(out, mr, sge[i].addr, sge[i].length))
 			return IBV_WC_LOC_PROT_ERR;
@@ -67,7 +67,7 @@ enum ibv_wc_status rn_scatter_resolve(struct rn_client *client,
 		uint64_t part = sge[i].length < left ? sge[i].length : left;
 		struct rn_mr *mr = rn_mr_lookup(dev, sge[i].lkey);
 
-		if (rn_mr_check(mr, sge[i].lkey, client, pd, sge[i].addr, part,
+		if (rn_mr_check(mr, sge[i].lkey, pd, sge[i].addr, part,
 				IBV_ACCESS_LOCAL_WRITE) ||
 		    !rn_iovs_add(out, mr, sge[i].addr, part))
 			return IBV_WC_LOC_PROT_ERR;
@@ -89,7 +89,7 @@ bool rn_sgl_gone(struct rn_client *client, struct rn_pd *pd,
 
 	for (i = 0; i < n; i++) {
 		switch (rn_mr_check(rn_mr_lookup(client->dev, sge[i].lkey),
-				    sge[i].lkey, client, pd, sge[i].addr,
+				    sge[i].lkey, pd, sge[i].addr,
 				    sge[i].length, 0)) {
 		case RN_MEM_OK:
 			break;
@@ -117,7 +117,7 @@ static bool remote_add(const struct rn_target *t, struct rn_mr *mr,
 		       uint32_t key, uint64_t addr, uint64_t len,
 		       uint32_t need, uint32_t access, struct rn_iovs *out)
 {
-	switch (rn_mr_check(mr, key, t->client, t->pd, addr, len, need)) {
+	switch (rn_mr_check(mr, key, t->pd, addr, len, need)) {
 	case RN_MEM_OK:
 		return rn_iovs_add(out, mr, addr, len);
 	case RN_MEM_GONE:

@@ -27,9 +27,8 @@
 #define MR_KEY 0x001234a7u
 
 struct mr_env {
-	/* client and member share ctx; other_client has a context of its own */
-	struct rn_context ctx, other_ctx;
-	struct rn_client client, member, other_client;
+	/* client made the MR; member is another process of its context */
+	struct rn_client client, member;
 	struct rn_pd pd, other_pd;
 	struct rn_mr mr;
 };
@@ -38,9 +37,6 @@ static void env_init(struct mr_env *e, uint64_t iova, uint64_t len,
 		     uint32_t access)
 {
 	memset(e, 0, sizeof(*e));
-	e->client.ctx = &e->ctx;
-	e->member.ctx = &e->ctx;
-	e->other_client.ctx = &e->other_ctx;
 	e->client.mem_fd = -1;
 	e->member.mem_fd = -1;
 	e->pd.client = &e->client;
@@ -57,7 +53,7 @@ static void env_init(struct mr_env *e, uint64_t iova, uint64_t len,
 static enum rn_mem_status check(const struct mr_env *e, uint64_t addr,
 				uint64_t len, uint32_t access)
 {
-	return rn_mr_check(&e->mr, MR_KEY, &e->client, &e->pd, addr, len,
+	return rn_mr_check(&e->mr, MR_KEY, &e->pd, addr, len,
 			   access);
 }
 
@@ -86,25 +82,21 @@ static void test_mr_check_bad_key(void **state)
 	(void)state;
 	env_init(&e, MR_IOVA, MR_LEN, IBV_ACCESS_LOCAL_WRITE);
 	/* The same index with another tag: a key of an earlier MR. */
-	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.client, &e.pd,
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.pd,
 				     MR_IOVA, 8, 0), RN_MEM_BAD_KEY);
 	assert_int_equal(rn_mr_check(&e.mr, (MR_KEY & ~0xffu) | 0xa8,
-				     &e.client, &e.pd, MR_IOVA, 8, 0),
+				     &e.pd, MR_IOVA, 8, 0),
 			 RN_MEM_BAD_KEY);
-	assert_int_equal(rn_mr_check(&e.mr, MR_KEY + 0x100, &e.client, &e.pd,
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY + 0x100, &e.pd,
 				     MR_IOVA, 8, 0), RN_MEM_BAD_KEY);
-	assert_int_equal(rn_mr_check(NULL, MR_KEY, &e.client, &e.pd, MR_IOVA,
+	assert_int_equal(rn_mr_check(NULL, MR_KEY, &e.pd, MR_IOVA,
 				     8, 0), RN_MEM_BAD_KEY);
-	/* The right key, but the MR is of another context. */
-	assert_int_equal(rn_mr_check(&e.mr, MR_KEY, &e.other_client, &e.pd,
-				     MR_IOVA, 8, 0), RN_MEM_BAD_KEY);
-	/* Another process's member of the same context may use it. */
-	assert_int_equal(rn_mr_check(&e.mr, MR_KEY, &e.member, &e.pd,
-				     MR_IOVA, 8, 0), RN_MEM_OK);
-	assert_int_equal(rn_mr_check(&e.mr, MR_KEY, &e.client, &e.other_pd,
+	/* The right key, but the QP's PD is another (of another context,
+	 * perhaps). */
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY, &e.other_pd,
 				     MR_IOVA, 8, 0), RN_MEM_BAD_KEY);
 	/* A bad key wins over a bad range or missing rights. */
-	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.client, &e.pd, 0,
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.pd, 0,
 				     8, IBV_ACCESS_REMOTE_ATOMIC),
 			 RN_MEM_BAD_KEY);
 }
@@ -187,11 +179,11 @@ static void test_mr_check_zero_length(void **state)
 
 	(void)state;
 	env_init(&e, MR_IOVA, MR_LEN, 0);
-	assert_int_equal(rn_mr_check(NULL, 0, NULL, NULL, 0, 0, 0), RN_MEM_OK);
-	assert_int_equal(rn_mr_check(NULL, 12345, &e.client, &e.pd, 77, 0,
+	assert_int_equal(rn_mr_check(NULL, 0, NULL, 0, 0, 0), RN_MEM_OK);
+	assert_int_equal(rn_mr_check(NULL, 12345, &e.pd, 77, 0,
 				     IBV_ACCESS_REMOTE_WRITE), RN_MEM_OK);
-	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.other_client,
-				     &e.other_pd, UINT64_MAX, 0,
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.other_pd,
+				     UINT64_MAX, 0,
 				     IBV_ACCESS_REMOTE_ATOMIC), RN_MEM_OK);
 }
 
@@ -221,7 +213,7 @@ static void test_mr_check_retired(void **state)
 			 RN_MEM_BAD_ACCESS);
 	assert_int_equal(check(&e, MR_IOVA + 0x100, MR_LEN, 0),
 			 RN_MEM_BAD_RANGE);
-	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.client, &e.pd,
+	assert_int_equal(rn_mr_check(&e.mr, MR_KEY ^ 1, &e.pd,
 				     MR_IOVA + 0x100, 8, 0), RN_MEM_BAD_KEY);
 	/* Nothing to reach: nothing is missed. */
 	assert_int_equal(check(&e, MR_IOVA, 0, 0), RN_MEM_OK);
