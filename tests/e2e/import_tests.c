@@ -147,29 +147,37 @@ static int shared_pd(struct e2e_proc *p)
 	return e2e_close(&s);
 }
 
-static int outlives_opener(struct e2e_proc *p)
+/* A PD and an MR come and go in ctx, as in a context that lives. */
+static int still_works(struct ibv_context *ctx, const char *when)
 {
-	struct ibv_context *ctx, *ctx2;
-	struct ibv_device_attr attr;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	uint8_t *buf;
 
-	(void)p;
-	TRY(e2e_open_device(&ctx));
-	TRY(import_ctx(ctx, &ctx2));
-	CHECK(!ibv_close_device(ctx), "ibv_close_device of the opener");
-	CHECK(!ibv_query_device(ctx2, &attr), "ibv_query_device");
-	pd = ibv_alloc_pd(ctx2);
-	CHECK(pd, "ibv_alloc_pd after the opener closed: %s", strerror(errno));
+	pd = ibv_alloc_pd(ctx);
+	CHECK(pd, "ibv_alloc_pd %s: %s", when, strerror(errno));
 	buf = e2e_alloc(4096);
 	TRY(!buf);
 	mr = e2e_reg(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
 	TRY(!mr);
 	CHECK(!ibv_dereg_mr(mr), "ibv_dereg_mr");
 	CHECK(!ibv_dealloc_pd(pd), "ibv_dealloc_pd");
-	CHECK(!ibv_close_device(ctx2), "ibv_close_device of the import");
 	free(buf);
+	return 0;
+}
+
+static int outlives_opener(struct e2e_proc *p)
+{
+	struct ibv_context *ctx, *ctx2;
+	struct ibv_device_attr attr;
+
+	(void)p;
+	TRY(e2e_open_device(&ctx));
+	TRY(import_ctx(ctx, &ctx2));
+	CHECK(!ibv_close_device(ctx), "ibv_close_device of the opener");
+	CHECK(!ibv_query_device(ctx2, &attr), "ibv_query_device");
+	TRY(still_works(ctx2, "after the opener closed"));
+	CHECK(!ibv_close_device(ctx2), "ibv_close_device of the import");
 	return 0;
 }
 
@@ -452,9 +460,6 @@ static int giver(int sock)
 static int other_process_outlives(struct e2e_proc *p)
 {
 	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	uint8_t *buf;
 	int sv[2], fd = -1;
 	pid_t pid;
 
@@ -471,16 +476,8 @@ static int other_process_outlives(struct e2e_proc *p)
 	      strerror(errno));
 	TRY(link_send(sv[0], 1));
 	TRY(child_status(pid, "other_process_outlives"));
-	pd = ibv_alloc_pd(ctx);
-	CHECK(pd, "ibv_alloc_pd after the child exited: %s", strerror(errno));
-	buf = e2e_alloc(4096);
-	TRY(!buf);
-	mr = e2e_reg(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
-	TRY(!mr);
-	CHECK(!ibv_dereg_mr(mr), "ibv_dereg_mr");
-	CHECK(!ibv_dealloc_pd(pd), "ibv_dealloc_pd");
+	TRY(still_works(ctx, "after the child exited"));
 	CHECK(!ibv_close_device(ctx), "ibv_close_device");
-	free(buf);
 	close(sv[0]);
 	close(sv[1]);
 	return 0;
