@@ -40,6 +40,9 @@ struct rn_nldev;
 #define RN_NAME_MAX 32
 
 /* What an epoll event belongs to. */
+/* What an epoll event is about.  The engine thread's epoll (struct
+ * rn_engine) watches WAKE, WIRE and KICK; the control thread's the rest.
+ */
 enum rn_watch_kind {
 	RN_WATCH_LISTEN,
 	RN_WATCH_SIGNAL,
@@ -53,6 +56,7 @@ enum rn_watch_kind {
 	RN_WATCH_EXIT, /* a client's pidfd */
 	RN_WATCH_CM_LISTEN, /* rdma_cm's socket (cm/) */
 	RN_WATCH_CM_CHANNEL, /* an rdma_cm event channel */
+	RN_WATCH_KICK, /* the engine's: the control thread has work for it */
 };
 
 struct rn_watch {
@@ -466,8 +470,9 @@ struct rn_device {
 	uint64_t guid; /* network byte order */
 	struct rn_device_attr attr;
 	struct rn_port port;
-	/* The event loop every descriptor of the device joins (struct
-	 * rn_watch tells them apart): clients, sockets, the kernel device.
+	/* The control thread's event loop (struct rn_watch tells its
+	 * descriptors apart): clients, rdma_cm, netlink, the kernel device.
+	 * Doorbells and packets wake the engine's (struct rn_engine).
 	 */
 	int epoll_fd;
 	int kdev_fd; /* kernel mode: RN_KDEV_PATH attached to our ib_device */

@@ -28,10 +28,13 @@ struct rn_netdev_opts {
 
 /*
  * The process around the device: its paths, its descriptors other than
- * the device's, and its event loop.  main.c's one thread owns it.
+ * the device's, and its event loop.  Like the device, it is the code's
+ * that has the gate (engine/gate.c): the control thread's (main.c) or the
+ * engine thread's (engine_thread.c).
  */
 struct rn_daemon {
 	struct rn_device dev;
+	pthread_t engine_thread;
 	char uverbs_name[IBV_SYSFS_NAME_MAX];
 	/* The control socket path must fit in sun_path (108 bytes): that
 	 * bounds the runtime dir, and so every path below.
@@ -60,6 +63,7 @@ struct rn_daemon {
 	struct rn_timer gid_retry; /* sockets that could not be bound: again */
 	bool kernel_no_gid; /* what the stub was last told (rn_kdev_port) */
 	bool stop;
+	bool realtime; /* the control thread has SCHED_FIFO: the engine too */
 	uint64_t idle_poll_ns; /* polling after the last work, then sleep */
 	struct rn_timer counters_timer; /* the counter files are due */
 	uint64_t counters_next; /* not rewritten before then */
@@ -74,6 +78,11 @@ static inline const struct rn_daemon *rn_daemon_of_const(const struct rn_device 
 {
 	return rn_container_of(dev, const struct rn_daemon, dev);
 }
+
+/* engine_thread.c */
+int rn_go_realtime(void);
+int rn_engine_thread_start(struct rn_device *dev);
+void rn_engine_thread_stop(struct rn_device *dev);
 
 /* netdev.c: the interface the port is bound to, through rtnetlink */
 int rn_netdev_parse_address(const char *text, union ibv_gid *gid);

@@ -6,10 +6,10 @@
  *
  * Binds the device's port to a network interface (netdev.c), publishes the
  * device (or, when ringnic.ko registered one of that name, attaches to it:
- * kernel mode, see kdev.c), then runs one loop that serves control requests
- * and executes work.  The loop polls while there is work and for a short while
- * after; then it announces that it sleeps and blocks in epoll until a client
- * rings (eventfd), a control message arrives or a retry timer expires.
+ * kernel mode, see kdev.c), then runs two threads: the engine executes work
+ * (engine_thread.c), and this one, the control thread, serves control
+ * requests, rdma_cm, netlink and the kernel device.  They take turns at
+ * the device through the gate (engine/gate.c).
  */
 #include <endian.h>
 #include <errno.h>
@@ -39,16 +39,6 @@
  */
 #define RN_IDLE_POLL_SMALL_NS 2000ull
 #define RN_IDLE_POLL_NS 50000ull
-
-/*
- * Busy passes between two looks at the control sockets, and the longest
- * time between two: passes over hundreds of busy QPs are long, and a
- * control request (the rdma tool's, say) must not wait seconds.
- */
-#define RN_CONTROL_EVERY 64
-#define RN_CONTROL_NS 1000000ull
-/* Busy passes between two updates of the published counters. */
-#define RN_COUNTERS_EVERY 65536
 
 static void usage(FILE *out)
 {
@@ -166,12 +156,13 @@ static void remove_pidfile(struct rn_device *dev)
  * would otherwise keep a woken device off the CPU until the next
  * scheduler tick (milliseconds) on a machine with few cores.  The device
  * only ever runs for work the applications gave it, and sleeps when idle.
+ * This thread asks for the control thread; the engine thread asks again
+ * for itself, since SCHED_RESET_ON_FORK keeps threads from inheriting it.
  */
-static void go_realtime(void)
+static void go_realtime(struct rn_daemon *d)
 {
-	struct sched_param sp = { .sched_priority = 1 };
-
-	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
+	d->realtime = !rn_go_realtime();
+	if (!d->realtime)
 		rn_info("no realtime priority (%s): with applications polling "
 			"on every core, latency will have millisecond tails; "
 			"root, CAP_SYS_NICE or an rtprio limit of 1 (ulimit -r, "
@@ -396,22 +387,15 @@ static void on_signal(struct rn_device *dev)
 	}
 }
 
-/* Handle what epoll reports; timeout_ns 0 polls, UINT64_MAX blocks. */
-static void service(struct rn_device *dev, uint64_t timeout_ns)
+/* Handle what the control thread's epoll reports now, holding the gate. */
+static void service(struct rn_device *dev)
 {
 	struct epoll_event ev[32];
-	struct timespec ts, *tsp = NULL;
 	int i, n;
 
-	if (timeout_ns != UINT64_MAX) {
-		ts.tv_sec = timeout_ns / 1000000000ull;
-		ts.tv_nsec = timeout_ns % 1000000000ull;
-		tsp = &ts;
-	}
-	n = epoll_pwait2(dev->epoll_fd, ev, 32, tsp, NULL);
+	n = epoll_wait(dev->epoll_fd, ev, 32, 0);
 	for (i = 0; i < n; i++) {
 		struct rn_watch *w = ev[i].data.ptr;
-		uint64_t count;
 
 		switch (w->kind) {
 		case RN_WATCH_LISTEN:
@@ -426,11 +410,6 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 			 * could point at it, so take them on the next call.
 			 */
 			return;
-		case RN_WATCH_WAKE:
-			if (read(((struct rn_context *)w->obj)->wake_fd, &count,
-				 sizeof(count)) < 0)
-				count = 0;
-			break;
 		case RN_WATCH_NETLINK:
 			rn_netdev_readable(dev);
 			break;
@@ -447,9 +426,6 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 			 */
 			rn_kdev_readable(w->obj);
 			return;
-		case RN_WATCH_WIRE:
-			rn_wire_readable(dev, w->obj);
-			break;
 		case RN_WATCH_CM_LISTEN:
 			rn_cm_accept(w->obj);
 			break;
@@ -464,51 +440,31 @@ static void service(struct rn_device *dev, uint64_t timeout_ns)
 			 */
 			rn_client_destroy(w->obj);
 			return;
+		default: /* the engine thread's */
+			break;
 		}
 	}
 }
 
+/*
+ * The control thread: it sleeps until its epoll reports something, then
+ * takes the device from the engine and asks epoll again, since what the
+ * engine did meanwhile may have changed the answer.
+ */
 static void run(struct rn_device *dev)
 {
 	struct rn_daemon *d = rn_daemon_of(dev);
-	uint64_t idle_since = 0, passes = 0, serviced = 0;
 
 	while (!d->stop) {
-		uint64_t now = rn_now_ns(), next;
+		struct epoll_event ev;
 
-		if (rn_engine_pass(dev, now)) {
-			idle_since = 0;
-			if (++passes % RN_CONTROL_EVERY == 0 ||
-			    now - serviced >= RN_CONTROL_NS) {
-				service(dev, 0);
-				serviced = now;
-			}
-			if (passes % RN_COUNTERS_EVERY == 0)
-				rn_publish_counters(dev);
-			continue;
+		if (epoll_wait(dev->epoll_fd, &ev, 1, -1) < 0 && errno != EINTR) {
+			rn_err("epoll: %s\n", strerror(errno));
+			break;
 		}
-		if (!idle_since)
-			idle_since = now;
-		if (now - idle_since < d->idle_poll_ns) {
-			if (++passes % RN_CONTROL_EVERY == 0)
-				service(dev, 0);
-			sched_yield();
-			continue;
-		}
-		/* Before the next timer is read: a change within the rewrite
-		 * period arms the counters' timer, which the sleep must see.
-		 */
-		rn_publish_counters(dev);
-		next = rn_engine_next_timer(dev);
-		if (next <= now) {
-			service(dev, 0);
-			continue;
-		}
-		if (!rn_engine_sleep_prepare(dev))
-			continue;
-		service(dev, next == UINT64_MAX ? UINT64_MAX : next - now);
-		rn_engine_wake(dev);
-		idle_since = 0;
+		rn_gate_hold(dev);
+		service(dev);
+		rn_gate_release(dev);
 	}
 }
 
@@ -673,7 +629,7 @@ int main(int argc, char **argv)
 		d.idle_poll_ns = sysconf(_SC_NPROCESSORS_ONLN) > 2 ?
 					   RN_IDLE_POLL_NS : RN_IDLE_POLL_SMALL_NS;
 	if (realtime)
-		go_realtime();
+		go_realtime(&d);
 	device_identity(dev);
 	ret = setup(dev);
 	if (ret) {
@@ -682,9 +638,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	write_pidfile(dev);
+	/* Before the engine thread starts: it switches the log to syslog. */
 	report_ready(&ready_fd, 0);
+	ret = rn_engine_thread_start(dev);
+	if (ret) {
+		rn_err("cannot start the engine thread: %s\n", strerror(ret));
+		teardown(dev);
+		return 1;
+	}
 	rn_info("%s ready in %s\n", dev->name, d.runtime_dir);
 	run(dev);
+	rn_engine_thread_stop(dev);
 	teardown(dev);
 	return 0;
 }

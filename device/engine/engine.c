@@ -8,6 +8,10 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "base/table.h"
 #include "engine/datapath.h"
@@ -70,6 +74,7 @@ void rn_engine_cancel_wait(struct rn_qp *qp)
 /* The engine's state and working memory. */
 int rn_engine_init(struct rn_device *dev)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
 	struct rn_engine *e = calloc(1, sizeof(*e));
 
 	if (!e)
@@ -82,6 +87,16 @@ int rn_engine_init(struct rn_device *dev)
 	e->stage = aligned_alloc(64, (sizeof(*e->stage) + 63) & ~(size_t)63);
 	if (!e->bounce || !e->stage)
 		return ENOMEM;
+	e->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (e->epoll_fd < 0)
+		return errno;
+	e->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (e->kick_fd < 0)
+		return errno;
+	e->kick_watch = (struct rn_watch){ RN_WATCH_KICK, e };
+	ev.data.ptr = &e->kick_watch;
+	if (epoll_ctl(e->epoll_fd, EPOLL_CTL_ADD, e->kick_fd, &ev))
+		return errno;
 	return 0;
 }
 
@@ -286,6 +301,15 @@ bool rn_engine_sleep_prepare(struct rn_device *dev)
 	return true;
 }
 
+/* A new context's page says what the others say: whether the engine
+ * sleeps, so that its first doorbell wakes it if so.
+ */
+void rn_engine_context_added(struct rn_device *dev, struct rn_context *ctx)
+{
+	__atomic_store_n(&ctx->dev_page->asleep, dev->engine->sleeping,
+			 __ATOMIC_SEQ_CST);
+}
+
 void rn_engine_wake(struct rn_device *dev)
 {
 	struct rn_list *pos, *tmp;
@@ -295,4 +319,15 @@ void rn_engine_wake(struct rn_device *dev)
 
 		__atomic_store_n(&c->dev_page->asleep, 0, __ATOMIC_RELAXED);
 	}
+}
+
+/* Wake the engine thread from its epoll (the control thread, through the
+ * gate).
+ */
+void rn_engine_kick(struct rn_engine *e)
+{
+	uint64_t one = 1;
+
+	if (write(e->kick_fd, &one, sizeof(one)) < 0)
+		rn_warn("cannot wake the engine: %s\n", strerror(errno));
 }

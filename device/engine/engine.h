@@ -10,6 +10,8 @@
 #ifndef RN_ENGINE_H
 #define RN_ENGINE_H
 
+#include <pthread.h>
+
 #include "core/core.h"
 #include "core/memory.h"
 
@@ -56,10 +58,31 @@ struct rn_network_ops {
 };
 
 /*
- * The engine's state.  One thread owns it: it alone writes every field,
- * and the QPs on 'active'.
+ * The gate between ringnicd's two threads (gate.c).  The engine thread and
+ * the control thread both run the device's code, never at once: the
+ * engine has the device while it polls and gives it up at the end of a
+ * pass when the control thread asks, and whenever it sleeps.  Without a
+ * thread of its own (the unit tests, the fuzzers) the gate is open.
+ */
+struct rn_gate {
+	bool threaded; /* an engine thread runs: the gate is in use */
+	bool inside; /* written by the engine thread only */
+	bool held; /* written by the control thread only */
+	pthread_mutex_t lock; /* for whichever waits for the other */
+	pthread_cond_t moved; /* 'inside' or 'held' became false */
+};
+
+/*
+ * The engine's state.  One thread owns it: it alone writes every field
+ * but the gate's 'held', and the QPs on 'active'.
  */
 struct rn_engine {
+	struct rn_gate gate;
+	int epoll_fd; /* what wakes it: doorbells (eventfds), packets, kicks */
+	int kick_fd; /* eventfd: the control thread has work for it */
+	struct rn_watch kick_watch;
+	bool sleeping; /* in epoll, or about to be */
+	bool stop; /* the control thread asks the engine thread to end */
 	struct rn_list active; /* QPs that may have send work */
 	struct rn_timers timers;
 	uint32_t ntimers; /* timers that exist: room reserved in 'timers' */
@@ -72,6 +95,20 @@ struct rn_engine {
 	struct rn_list captures; /* packet captures running (capture.c) */
 	uint32_t faulty_qps; /* QPs with fault rules (fault.c): 0, no test */
 };
+
+/* gate.c: who runs the device's code now */
+void rn_gate_open_thread(struct rn_engine *e);
+void rn_gate_close_thread(struct rn_engine *e);
+bool rn_gate_enter(struct rn_engine *e);
+void rn_gate_leave(struct rn_engine *e);
+void rn_gate_hold(struct rn_device *dev);
+void rn_gate_release(struct rn_device *dev);
+
+/* Does the control thread wait for the device?  One load per pass. */
+static inline bool rn_gate_wanted(const struct rn_engine *e)
+{
+	return __atomic_load_n(&e->gate.held, __ATOMIC_RELAXED);
+}
 
 /* engine.c */
 int rn_engine_init(struct rn_device *dev);
@@ -91,6 +128,8 @@ void rn_engine_drain(struct rn_qp *qp);
 uint64_t rn_engine_next_timer(struct rn_device *dev);
 bool rn_engine_sleep_prepare(struct rn_device *dev);
 void rn_engine_wake(struct rn_device *dev);
+void rn_engine_context_added(struct rn_device *dev, struct rn_context *ctx);
+void rn_engine_kick(struct rn_engine *e);
 
 /* qp.c: a QP's state, errors and events; its transport */
 struct rn_qp *rn_qp_by_qpn(struct rn_device *dev, uint32_t qpn);

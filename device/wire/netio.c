@@ -144,7 +144,7 @@ static void sock_close(struct rn_device *dev, struct rn_wire_sock *s)
 {
 	if (s->fd < 0)
 		return;
-	epoll_ctl(dev->epoll_fd, EPOLL_CTL_DEL, s->fd, NULL);
+	epoll_ctl(dev->engine->epoll_fd, EPOLL_CTL_DEL, s->fd, NULL);
 	close(s->fd);
 	s->fd = -1;
 }
@@ -185,7 +185,7 @@ static int sock_open(struct rn_device *dev, struct rn_wire_sock *s,
 	 */
 	set_int(fd, SOL_UDP, UDP_GRO, 1);
 	if (bind(fd, (struct sockaddr *)&s->local, len) ||
-	    epoll_ctl(dev->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
+	    epoll_ctl(dev->engine->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
 		int ret = errno;
 
 		close(fd);

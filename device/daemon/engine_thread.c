@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The engine thread: it polls while there is work and for a short while
+ * after (--poll-us), then announces in every device page that it sleeps
+ * and blocks in its own epoll until a client rings (an eventfd), a packet
+ * arrives, a timer is due or the control thread kicks it.  It has the
+ * device while it polls and gives it up through the gate
+ * (engine/gate.c) when it sleeps and when the control thread asks.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+/*
+ * Busy passes between two looks at the engine's descriptors, and the
+ * longest time between two: packets for no QP on the wire (rdma_cm's)
+ * wait for them while the local path keeps the engine busy.
+ */
+#define RN_LOOK_EVERY 64
+#define RN_LOOK_NS 1000000ull
+/* Busy passes between two updates of the published counters. */
+#define RN_COUNTERS_EVERY 65536
+
+/* Take what the engine's epoll reports now, without waiting. */
+static void take_events(struct rn_device *dev)
+{
+	struct rn_engine *e = dev->engine;
+	struct epoll_event ev[32];
+	uint64_t count;
+	int i, n;
+
+	n = epoll_wait(e->epoll_fd, ev, 32, 0);
+	for (i = 0; i < n; i++) {
+		struct rn_watch *w = ev[i].data.ptr;
+
+		switch (w->kind) {
+		case RN_WATCH_WAKE:
+			if (read(((struct rn_context *)w->obj)->wake_fd, &count,
+				 sizeof(count)) < 0)
+				count = 0;
+			break;
+		case RN_WATCH_KICK:
+			if (read(e->kick_fd, &count, sizeof(count)) < 0)
+				count = 0;
+			break;
+		case RN_WATCH_WIRE:
+			rn_wire_readable(dev, w->obj);
+			break;
+		default: /* the control thread's */
+			break;
+		}
+	}
+}
+
+/*
+ * Sleep until the engine's epoll has something or timeout_ns passed
+ * (UINT64_MAX: no timer).  Outside the gate: what epoll reports is taken
+ * only once through it again, since the control thread may have freed
+ * the object meanwhile.
+ */
+static void sleep_for_work(struct rn_engine *e, uint64_t timeout_ns)
+{
+	struct epoll_event ev;
+	struct timespec ts, *tsp = NULL;
+
+	if (timeout_ns != UINT64_MAX) {
+		ts.tv_sec = timeout_ns / 1000000000ull;
+		ts.tv_nsec = timeout_ns % 1000000000ull;
+		tsp = &ts;
+	}
+	epoll_pwait2(e->epoll_fd, &ev, 1, tsp, NULL);
+}
+
+/* SCHED_FIFO priority 1 for the calling thread: 0 or -1 (errno). */
+int rn_go_realtime(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	return sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
+}
+
+static void *engine_main(void *arg)
+{
+	struct rn_device *dev = arg;
+	struct rn_daemon *d = rn_daemon_of(dev);
+	struct rn_engine *e = dev->engine;
+	uint64_t idle_since = 0, passes = 0, looked = 0;
+
+	if (d->realtime && rn_go_realtime())
+		rn_warn("the engine thread has no realtime priority: %s\n",
+			strerror(errno));
+
+	while (!e->stop) {
+		uint64_t now = rn_now_ns(), next;
+
+		if (rn_gate_wanted(e)) {
+			rn_gate_leave(e);
+			rn_gate_enter(e);
+			continue;
+		}
+		if (rn_engine_pass(dev, now)) {
+			idle_since = 0;
+			if (++passes % RN_LOOK_EVERY == 0 ||
+			    now - looked >= RN_LOOK_NS) {
+				take_events(dev);
+				looked = now;
+			}
+			if (passes % RN_COUNTERS_EVERY == 0)
+				rn_publish_counters(dev);
+			continue;
+		}
+		if (!idle_since)
+			idle_since = now;
+		if (now - idle_since < d->idle_poll_ns) {
+			if (++passes % RN_LOOK_EVERY == 0)
+				take_events(dev);
+			sched_yield();
+			continue;
+		}
+		/* Before the next timer is read: a change within the rewrite
+		 * period arms the counters' timer, which the sleep must see.
+		 */
+		rn_publish_counters(dev);
+		next = rn_engine_next_timer(dev);
+		if (next <= now) {
+			take_events(dev);
+			continue;
+		}
+		if (!rn_engine_sleep_prepare(dev))
+			continue;
+		e->sleeping = true;
+		rn_gate_leave(e);
+		sleep_for_work(e, next == UINT64_MAX ? UINT64_MAX : next - now);
+		rn_gate_enter(e);
+		e->sleeping = false;
+		rn_engine_wake(dev);
+		take_events(dev);
+		idle_since = 0;
+	}
+	rn_gate_leave(e);
+	return NULL;
+}
+
+/* Start the engine thread; from now on the control thread holds the gate
+ * for its work.
+ */
+int rn_engine_thread_start(struct rn_device *dev)
+{
+	struct rn_daemon *d = rn_daemon_of(dev);
+
+	int ret;
+
+	rn_gate_open_thread(dev->engine);
+	ret = pthread_create(&d->engine_thread, NULL, engine_main, dev);
+	if (ret)
+		rn_gate_close_thread(dev->engine);
+	return ret;
+}
+
+/* End it: the device is the calling thread's alone afterwards. */
+void rn_engine_thread_stop(struct rn_device *dev)
+{
+	struct rn_daemon *d = rn_daemon_of(dev);
+
+	rn_gate_hold(dev);
+	dev->engine->stop = true;
+	rn_gate_release(dev);
+	pthread_join(d->engine_thread, NULL);
+}
