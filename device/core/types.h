@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * ringnicd: the software RDMA NIC.  One process is one device.  A single
- * thread owns all state: it serves the control socket and runs the data
- * path (the engine) in the same loop, so no object needs a lock.
+ * ringnicd: the software RDMA NIC.  One process is one device.  Two
+ * threads run its code, the control thread (requests, rdma_cm, netlink)
+ * and the engine (the data path), one at a time: they take turns through
+ * the gate (engine/gate.c), so no object needs a lock.
  */
 #ifndef RN_CORE_TYPES_H
 #define RN_CORE_TYPES_H

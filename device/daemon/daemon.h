@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * daemon/: the process around the device: main and its event loop, the
- * control socket, the kernel device (kernel mode), the netdev the port is
+ * daemon/: the process around the device: main and the control thread's
+ * loop, the engine thread's loop, the control socket, the kernel device (kernel mode), the netdev the port is
  * bound to, and the published sysfs-style tree.
  */
 #ifndef RN_DAEMON_H

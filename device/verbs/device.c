@@ -74,7 +74,8 @@ static void context_destroy(struct rn_client *client)
 
 	objects_destroy(client);
 	if (ctx->wake_fd >= 0) {
-		epoll_ctl(ctx->dev->engine->epoll_fd, EPOLL_CTL_DEL, ctx->wake_fd, NULL);
+		epoll_ctl(ctx->dev->engine->epoll_fd, EPOLL_CTL_DEL,
+			  ctx->wake_fd, NULL);
 		close(ctx->wake_fd);
 	}
 	if (ctx->cmd_fd >= 0)

@@ -103,7 +103,8 @@ static int context_create(struct rn_client *client)
 		goto err_page;
 	ctx->wake_watch = (struct rn_watch){ RN_WATCH_WAKE, ctx };
 	ev.data.ptr = &ctx->wake_watch;
-	if (epoll_ctl(dev->engine->epoll_fd, EPOLL_CTL_ADD, ctx->wake_fd, &ev))
+	if (epoll_ctl(dev->engine->epoll_fd, EPOLL_CTL_ADD, ctx->wake_fd,
+		      &ev))
 		goto err_wake;
 	rn_list_add_tail(&dev->contexts, &ctx->link);
 	rn_engine_context_added(dev, ctx);
