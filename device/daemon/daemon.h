@@ -79,8 +79,10 @@ static inline const struct rn_daemon *rn_daemon_of_const(const struct rn_device 
 	return rn_container_of(dev, const struct rn_daemon, dev);
 }
 
-/* engine_thread.c */
-int rn_go_realtime(void);
+/* engine_thread.c; the threads' SCHED_FIFO priorities (main.c says why) */
+#define RN_ENGINE_PRIORITY 1
+#define RN_CONTROL_PRIORITY 2
+int rn_go_realtime(int priority);
 int rn_engine_thread_start(struct rn_device *dev);
 void rn_engine_thread_stop(struct rn_device *dev);
 

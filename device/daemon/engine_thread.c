@@ -19,7 +19,9 @@
 /*
  * Busy passes between two looks at the engine's descriptors, and the
  * longest time between two: packets for no QP on the wire (rdma_cm's)
- * wait for them while the local path keeps the engine busy.
+ * wait for them while the local path keeps the engine busy.  A look also
+ * yields the CPU to a realtime control thread of the same priority
+ * (main.c); without realtime, the scheduler shares it out.
  */
 #define RN_LOOK_EVERY 64
 #define RN_LOOK_NS 1000000ull
@@ -76,10 +78,10 @@ static void sleep_for_work(struct rn_engine *e, uint64_t timeout_ns)
 	epoll_pwait2(e->epoll_fd, &ev, 1, tsp, NULL);
 }
 
-/* SCHED_FIFO priority 1 for the calling thread: 0 or -1 (errno). */
-int rn_go_realtime(void)
+/* SCHED_FIFO at 'priority' for the calling thread: 0 or -1 (errno). */
+int rn_go_realtime(int priority)
 {
-	struct sched_param sp = { .sched_priority = 1 };
+	struct sched_param sp = { .sched_priority = priority };
 
 	return sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
 }
@@ -91,23 +93,27 @@ static void *engine_main(void *arg)
 	struct rn_engine *e = dev->engine;
 	uint64_t idle_since = 0, passes = 0, looked = 0;
 
-	if (d->realtime && rn_go_realtime())
+	if (d->realtime && rn_go_realtime(RN_ENGINE_PRIORITY))
 		rn_warn("the engine thread has no realtime priority: %s\n",
 			strerror(errno));
 
 	while (!e->stop) {
 		uint64_t now = rn_now_ns(), next;
+		bool progress = rn_engine_pass(dev, now);
 
+		/* Only after a pass: each turn at the gate makes one. */
 		if (rn_gate_wanted(e)) {
 			rn_gate_leave(e);
 			rn_gate_enter(e);
 			continue;
 		}
-		if (rn_engine_pass(dev, now)) {
+		if (progress) {
 			idle_since = 0;
 			if (++passes % RN_LOOK_EVERY == 0 ||
 			    now - looked >= RN_LOOK_NS) {
 				take_events(dev);
+				if (d->realtime)
+					sched_yield();
 				looked = now;
 			}
 			if (passes % RN_COUNTERS_EVERY == 0)

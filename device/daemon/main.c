@@ -156,12 +156,18 @@ static void remove_pidfile(struct rn_device *dev)
  * would otherwise keep a woken device off the CPU until the next
  * scheduler tick (milliseconds) on a machine with few cores.  The device
  * only ever runs for work the applications gave it, and sleeps when idle.
- * This thread asks for the control thread; the engine thread asks again
- * for itself, since SCHED_RESET_ON_FORK keeps threads from inheriting it.
+ * The control thread, this one, asks for the priority above the engine's:
+ * woken on the engine's CPU, it takes the gate at the end of the pass
+ * instead of waiting for the engine to sleep.  The engine thread asks for
+ * its own (SCHED_RESET_ON_FORK keeps threads from inheriting it).
  */
 static void go_realtime(struct rn_daemon *d)
 {
-	d->realtime = !rn_go_realtime();
+	/* An rtprio limit of 1 gives both threads the engine's: the engine
+	 * then yields to the control thread every RN_LOOK_EVERY passes.
+	 */
+	d->realtime = !rn_go_realtime(RN_CONTROL_PRIORITY) ||
+		      !rn_go_realtime(RN_ENGINE_PRIORITY);
 	if (!d->realtime)
 		rn_info("no realtime priority (%s): with applications polling "
 			"on every core, latency will have millisecond tails; "
@@ -637,15 +643,18 @@ int main(int argc, char **argv)
 		teardown(dev);
 		return 1;
 	}
-	write_pidfile(dev);
-	/* Before the engine thread starts: it switches the log to syslog. */
-	report_ready(&ready_fd, 0);
 	ret = rn_engine_thread_start(dev);
 	if (ret) {
 		rn_err("cannot start the engine thread: %s\n", strerror(ret));
+		report_ready(&ready_fd, 1);
 		teardown(dev);
 		return 1;
 	}
+	/* Holding the gate: the log goes to syslog under the engine's feet. */
+	rn_gate_hold(dev);
+	write_pidfile(dev);
+	report_ready(&ready_fd, 0);
+	rn_gate_release(dev);
 	rn_info("%s ready in %s\n", dev->name, d.runtime_dir);
 	run(dev);
 	rn_engine_thread_stop(dev);

@@ -66,15 +66,22 @@ struct rn_network_ops {
  */
 struct rn_gate {
 	bool threaded; /* an engine thread runs: the gate is in use */
-	bool inside; /* written by the engine thread only */
-	bool held; /* written by the control thread only */
+	/* Written by the engine thread only: */
+	bool inside; /* it has the device */
+	bool waiting; /* it waits for the control thread */
+	uint64_t entries; /* times it came in after waiting */
+	/* Written by the control thread only: */
+	bool held; /* it has the device, or waits for it */
+	bool owed; /* the engine waited: it gets in before the next hold */
+	uint64_t owed_entries; /* 'entries' then */
 	pthread_mutex_t lock; /* for whichever waits for the other */
-	pthread_cond_t moved; /* 'inside' or 'held' became false */
+	pthread_cond_t moved; /* any of the above changed */
 };
 
 /*
- * The engine's state.  One thread owns it: it alone writes every field
- * but the gate's 'held', and the QPs on 'active'.
+ * The engine's state, and the QPs on 'active': whoever has the gate
+ * writes them (the engine thread, or the control thread for a request),
+ * but the gate itself, whose fields say who writes them.
  */
 struct rn_engine {
 	struct rn_gate gate;
@@ -99,7 +106,7 @@ struct rn_engine {
 /* gate.c: who runs the device's code now */
 void rn_gate_open_thread(struct rn_engine *e);
 void rn_gate_close_thread(struct rn_engine *e);
-bool rn_gate_enter(struct rn_engine *e);
+void rn_gate_enter(struct rn_engine *e);
 void rn_gate_leave(struct rn_engine *e);
 void rn_gate_hold(struct rn_device *dev);
 void rn_gate_release(struct rn_device *dev);

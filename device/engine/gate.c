@@ -14,9 +14,15 @@
  * 'held' then loads 'inside', both sequentially consistent, so one of them
  * sees the other and steps back.  Whoever steps back sleeps on 'moved'.
  *
+ * Turns: an engine that waited for a batch gets in before the control
+ * thread holds again, and makes a pass before it looks whether it is
+ * wanted (daemon/engine_thread.c), so a burst of requests cannot keep the
+ * data path from running, nor a busy data path the requests (the control
+ * thread runs at a higher priority, and takes the gate within a pass).
+ *
  * Neither thread may act on what its epoll reported before it came
  * through the gate: the other may have freed the object meanwhile.  Each
- * asks epoll again once through (daemon/main.c).
+ * asks epoll again once through (daemon/).
  */
 #include "engine/engine.h"
 
@@ -38,32 +44,9 @@ void rn_gate_close_thread(struct rn_engine *e)
 	e->gate.inside = false;
 }
 
-/* The engine thread takes the device.  Returns true if it had to wait. */
-bool rn_gate_enter(struct rn_engine *e)
+/* Out, and tell a control thread that waits for it. */
+static void step_back(struct rn_gate *g)
 {
-	struct rn_gate *g = &e->gate;
-	bool waited = false;
-
-	for (;;) {
-		__atomic_store_n(&g->inside, true, __ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&g->held, __ATOMIC_SEQ_CST))
-			return waited;
-		rn_gate_leave(e);
-		pthread_mutex_lock(&g->lock);
-		while (__atomic_load_n(&g->held, __ATOMIC_ACQUIRE))
-			pthread_cond_wait(&g->moved, &g->lock);
-		pthread_mutex_unlock(&g->lock);
-		waited = true;
-	}
-}
-
-/* The engine thread gives the device up (to sleep, or to the control
- * thread that waits).
- */
-void rn_gate_leave(struct rn_engine *e)
-{
-	struct rn_gate *g = &e->gate;
-
 	__atomic_store_n(&g->inside, false, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&g->held, __ATOMIC_SEQ_CST)) {
 		/* Under the lock: the waiter checks 'inside' under it too,
@@ -75,8 +58,44 @@ void rn_gate_leave(struct rn_engine *e)
 	}
 }
 
-/* The control thread takes the device: it waits for the engine's pass to
- * end.
+/* The engine thread takes the device. */
+void rn_gate_enter(struct rn_engine *e)
+{
+	struct rn_gate *g = &e->gate;
+	bool waited = false;
+
+	for (;;) {
+		__atomic_store_n(&g->inside, true, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&g->held, __ATOMIC_SEQ_CST))
+			break;
+		step_back(g);
+		pthread_mutex_lock(&g->lock);
+		g->waiting = true;
+		while (__atomic_load_n(&g->held, __ATOMIC_ACQUIRE))
+			pthread_cond_wait(&g->moved, &g->lock);
+		g->waiting = false;
+		pthread_mutex_unlock(&g->lock);
+		waited = true;
+	}
+	if (waited) {
+		/* A control thread that owes us the turn waits for this. */
+		pthread_mutex_lock(&g->lock);
+		g->entries++;
+		pthread_cond_broadcast(&g->moved);
+		pthread_mutex_unlock(&g->lock);
+	}
+}
+
+/* The engine thread gives the device up (to sleep, or to the control
+ * thread that waits), after at least one pass since it entered.
+ */
+void rn_gate_leave(struct rn_engine *e)
+{
+	step_back(&e->gate);
+}
+
+/* The control thread takes the device: it lets an engine that waited in
+ * first, then waits for the engine's pass to end.
  */
 void rn_gate_hold(struct rn_device *dev)
 {
@@ -84,6 +103,13 @@ void rn_gate_hold(struct rn_device *dev)
 
 	if (!g->threaded)
 		return;
+	if (g->owed) {
+		pthread_mutex_lock(&g->lock);
+		while (g->entries == g->owed_entries)
+			pthread_cond_wait(&g->moved, &g->lock);
+		pthread_mutex_unlock(&g->lock);
+		g->owed = false;
+	}
 	__atomic_store_n(&g->held, true, __ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&g->inside, __ATOMIC_SEQ_CST))
 		return;
@@ -109,6 +135,8 @@ void rn_gate_release(struct rn_device *dev)
 	if (e->sleeping)
 		rn_engine_kick(e);
 	pthread_mutex_lock(&g->lock);
+	g->owed = g->waiting;
+	g->owed_entries = g->entries;
 	__atomic_store_n(&g->held, false, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&g->moved);
 	pthread_mutex_unlock(&g->lock);

@@ -360,8 +360,8 @@ static struct result exec_read(struct rn_qp *qp, const struct rn_wqe *w)
 
 /*
  * Atomics are atomic with respect to every other access made by this
- * device (one thread executes them all), as IBV_ATOMIC_HCA promises; the
- * 64-bit operands are in host byte order.
+ * device (the engine thread executes them all), as IBV_ATOMIC_HCA
+ * promises; the 64-bit operands are in host byte order.
  */
 static struct result exec_atomic(struct rn_qp *qp, const struct rn_wqe *w)
 {

@@ -138,6 +138,8 @@ static void device_free(struct rn_device *dev)
 	free(dev->engine->stage);
 	free(dev->engine->batch);
 	free(dev->engine->timers.heap);
+	close(dev->engine->epoll_fd);
+	close(dev->engine->kick_fd);
 	free(dev->engine);
 	free(dev->mr_tags);
 	free(dev->mw_tags);
