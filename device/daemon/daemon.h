@@ -64,6 +64,7 @@ struct rn_daemon {
 	bool kernel_no_gid; /* what the stub was last told (rn_kdev_port) */
 	bool stop;
 	bool realtime; /* the control thread has SCHED_FIFO: the engine too */
+	bool engine_yields; /* ... at the engine's priority (main.c) */
 	uint64_t idle_poll_ns; /* polling after the last work, then sleep */
 	struct rn_timer counters_timer; /* the counter files are due */
 	uint64_t counters_next; /* not rewritten before then */

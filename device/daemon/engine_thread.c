@@ -20,8 +20,9 @@
  * Busy passes between two looks at the engine's descriptors, and the
  * longest time between two: packets for no QP on the wire (rdma_cm's)
  * wait for them while the local path keeps the engine busy.  A look also
- * yields the CPU to a realtime control thread of the same priority
- * (main.c); without realtime, the scheduler shares it out.
+ * yields the CPU where the control thread has the engine's priority
+ * (main.c); otherwise the control thread preempts, or the scheduler
+ * shares the CPU out.
  */
 #define RN_LOOK_EVERY 64
 #define RN_LOOK_NS 1000000ull
@@ -112,7 +113,7 @@ static void *engine_main(void *arg)
 			if (++passes % RN_LOOK_EVERY == 0 ||
 			    now - looked >= RN_LOOK_NS) {
 				take_events(dev);
-				if (d->realtime)
+				if (d->engine_yields)
 					sched_yield();
 				looked = now;
 			}

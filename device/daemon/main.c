@@ -166,8 +166,10 @@ static void go_realtime(struct rn_daemon *d)
 	/* An rtprio limit of 1 gives both threads the engine's: the engine
 	 * then yields to the control thread every RN_LOOK_EVERY passes.
 	 */
-	d->realtime = !rn_go_realtime(RN_CONTROL_PRIORITY) ||
-		      !rn_go_realtime(RN_ENGINE_PRIORITY);
+	d->realtime = !rn_go_realtime(RN_CONTROL_PRIORITY);
+	if (!d->realtime)
+		d->realtime = d->engine_yields =
+			!rn_go_realtime(RN_ENGINE_PRIORITY);
 	if (!d->realtime)
 		rn_info("no realtime priority (%s): with applications polling "
 			"on every core, latency will have millisecond tails; "
