@@ -31,7 +31,7 @@ static int watch(struct rn_cm *cm, int fd, struct rn_watch *w,
 }
 
 /* QP1's datagrams are rdma_cm's MADs (protocol.c). */
-static void gsi_recv(struct rn_device *dev, const struct rn_wire_gsi *g)
+void rn_cm_gsi_recv(struct rn_device *dev, const struct rn_wire_gsi *g)
 {
 	rn_cm_mad_recv(dev, g->gid_index, g->sgid, g->mad, g->len);
 }
@@ -54,7 +54,6 @@ struct rn_cm *rn_cm_init(struct rn_device *dev)
 	if (!stat("/proc/self/ns/net", &st))
 		cm->netns_ino = st.st_ino;
 	dev->cm = cm;
-	rn_wire_set_gsi(dev, gsi_recv);
 	return cm;
 }
 

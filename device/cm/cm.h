@@ -169,6 +169,8 @@ int rn_cm_listen(struct rn_device *dev, const char *runtime_dir);
 void rn_cm_accept(struct rn_cm *cm);
 void rn_cm_readable(struct rn_cm_channel *ch);
 void rn_cm_close(struct rn_device *dev);
+/* A datagram to QP1, for the wire's taker of them (rn_wire_set_gsi). */
+void rn_cm_gsi_recv(struct rn_device *dev, const struct rn_wire_gsi *g);
 /* An event of id, to fill in and post (NULL: no memory, nothing to post). */
 struct rn_cm_event *rn_cm_event(struct rn_cm_id *id, uint32_t event,
 				int32_t status);

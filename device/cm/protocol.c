@@ -88,13 +88,13 @@ static void send_resent(struct rn_cm_id *id, uint64_t ms, uint32_t retries)
 	send_mad(id);
 	id->resend_ns = ms * 1000000ull;
 	id->resends_left = retries;
-	rn_timer_arm(&id->cm->dev->engine->timers, &id->timer,
+	rn_timer_arm(&id->cm->dev->timers, &id->timer,
 		     rn_now_ns() + id->resend_ns);
 }
 
 static void stop_resending(struct rn_cm_id *id)
 {
-	rn_timer_cancel(&id->cm->dev->engine->timers, &id->timer);
+	rn_timer_cancel(&id->cm->dev->timers, &id->timer);
 }
 
 static uint64_t new_tid(const struct rn_cm_id *id)
@@ -234,7 +234,7 @@ static struct rn_cm_event *conn_event(struct rn_cm_id *to, uint32_t event,
 static void timewait(struct rn_cm_id *id)
 {
 	id->state = RN_CM_TIMEWAIT;
-	rn_timer_arm(&id->cm->dev->engine->timers, &id->timer,
+	rn_timer_arm(&id->cm->dev->timers, &id->timer,
 		     rn_now_ns() + ms_of(id->local_ack_timeout) * 1000000ull);
 }
 
@@ -251,7 +251,7 @@ static void cm_timer(struct rn_timer *t, uint64_t now)
 	if (id->resends_left) {
 		id->resends_left--;
 		send_mad(id);
-		rn_timer_arm(&id->cm->dev->engine->timers, &id->timer,
+		rn_timer_arm(&id->cm->dev->timers, &id->timer,
 			     now + id->resend_ns);
 		return;
 	}
@@ -757,7 +757,7 @@ static void mra_recv(const struct mad_in *in)
 		return;
 	/* The peer needs time: wait for it, then resume resending. */
 	wait = (ms_of(in->d[9] >> 3) + ms_of(PATH_PACKET_LIFE_TIME)) * 1000000ull;
-	rn_timer_arm(&id->cm->dev->engine->timers, &id->timer, rn_now_ns() + wait);
+	rn_timer_arm(&id->cm->dev->timers, &id->timer, rn_now_ns() + wait);
 }
 
 static void dreq_recv(const struct mad_in *in)

@@ -33,13 +33,13 @@ struct rn_cm_id *rn_cm_id_new(struct rn_cm_channel *ch, uint16_t ps,
 	if (!id)
 		return NULL;
 	handle = rn_table_insert(&cm->ids, id);
-	if (handle < 0 || rn_timers_reserve(&dev->engine->timers, dev->engine->ntimers + 1)) {
+	if (handle < 0 || rn_timers_reserve(&dev->timers, dev->ntimers + 1)) {
 		if (handle >= 0)
 			rn_table_remove(&cm->ids, (uint32_t)handle);
 		free(id);
 		return NULL;
 	}
-	dev->engine->ntimers++;
+	dev->ntimers++;
 	id->cm = cm;
 	id->handle = (uint32_t)handle;
 	id->ch = ch;
@@ -69,7 +69,7 @@ void rn_cm_id_destroy(struct rn_cm_id *id)
 	rn_cm_release_port(id);
 	rn_list_del(&id->ch_link);
 	rn_table_remove(&cm->ids, id->handle);
-	cm->dev->engine->ntimers--;
+	cm->dev->ntimers--;
 	free(id);
 }
 

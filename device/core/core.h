@@ -11,8 +11,6 @@
 #include "core/types.h"
 
 /* port.c */
-/* Counts c for the device (hw_counters) and in the QP's rn_qp_ctrl. */
-void rn_count_qp(struct rn_qp *qp, enum rn_counter c);
 /* One more of the QP's own counts, which its control block shows. */
 void rn_qp_count(struct rn_qp *qp, enum rn_qp_count i);
 void rn_port_init(struct rn_device *dev);

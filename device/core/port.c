@@ -48,44 +48,6 @@ void rn_qp_count(struct rn_qp *qp, enum rn_qp_count i)
 	*shown(qp->ctrl, i) = (__u32)qp->counts[i];
 }
 
-/* An outcome of this QP's: the device's hw_counter and the QP's own. */
-void rn_count_qp(struct rn_qp *qp, enum rn_counter c)
-{
-	qp->client->dev->port.counters[c]++;
-	switch (c) {
-	case RN_CNT_ACK_TIMEOUT:
-		rn_qp_count(qp, RN_QPC_ACK_TIMEOUTS);
-		break;
-	case RN_CNT_RCVD_SEQ:
-	case RN_CNT_IMPLIED_NAK:
-		rn_qp_count(qp, RN_QPC_SEQ_NAKS);
-		break;
-	case RN_CNT_RETRIES:
-		rn_qp_count(qp, RN_QPC_RETRIES);
-		break;
-	case RN_CNT_RCVD_RNR:
-		rn_qp_count(qp, RN_QPC_RNR_NAKS);
-		break;
-	case RN_CNT_NAK_INV_REQ:
-	case RN_CNT_NAK_ACCESS:
-	case RN_CNT_NAK_OP:
-		rn_qp_count(qp, RN_QPC_REMOTE_NAKS);
-		break;
-	case RN_CNT_DUP_REQ:
-		rn_qp_count(qp, RN_QPC_DUP_REQUESTS);
-		break;
-	case RN_CNT_OOS_REQ:
-		rn_qp_count(qp, RN_QPC_OOS_REQUESTS);
-		break;
-	case RN_CNT_NAK_SENT:
-	case RN_CNT_SEND_RNR:
-		rn_qp_count(qp, RN_QPC_NAKS_SENT);
-		break;
-	default:
-		break;
-	}
-}
-
 /* Unbound: no interface, down, and rxe's MTU before it has a netdev. */
 void rn_port_init(struct rn_device *dev)
 {
@@ -351,7 +313,6 @@ void rn_port_query(const struct rn_device *dev, struct rn_port_attr *a)
 	a->active_mtu = dev->port.active_mtu;
 	a->gid_tbl_len = RN_GID_TABLE_LEN;
 	a->max_msg_sz = RN_MAX_MSG_SZ;
-	a->qkey_viol_cntr = (uint32_t)dev->port.counters[RN_CNT_QKEY_VIOLATIONS];
 	a->active_width = 2; /* 4X */
 	a->active_speed = 32; /* EDR: 4X EDR is 100 Gb/s */
 }

@@ -58,6 +58,7 @@ enum rn_watch_kind {
 	RN_WATCH_CM_LISTEN, /* rdma_cm's socket (cm/) */
 	RN_WATCH_CM_CHANNEL, /* an rdma_cm event channel */
 	RN_WATCH_KICK, /* the engine's: the control thread has work for it */
+	RN_WATCH_RELAY, /* the control thread's: the engine has work for it */
 };
 
 struct rn_watch {
@@ -275,6 +276,10 @@ struct rn_qp_counter {
 
 struct rn_qp {
 	struct rn_client *client; /* XRC_RECV: one of its openers */
+	/* The engine that owns it: set at creation, never changed.  Its
+	 * data path runs there alone (engine/engine.h).
+	 */
+	struct rn_engine *engine;
 	uint32_t handle; /* index in the client's QP table and doorbells */
 	uint32_t qpn;
 	uint64_t user_handle;
@@ -330,7 +335,7 @@ struct rn_qp {
 	struct rn_wire_qp *wire;
 	struct rn_local_qp *local; /* the local path's, from creation on */
 
-	bool active; /* on dev->engine->active: may have SQ work */
+	bool active; /* on its engine's 'active': may have SQ work */
 	struct rn_list active_link;
 };
 
@@ -451,7 +456,6 @@ struct rn_port {
 	 * no GID (rn_port_gid_valid).  The wire sets them.
 	 */
 	int gid_errors[RN_GID_TABLE_LEN];
-	uint64_t counters[RN_CNT_MAX];
 	uint64_t published[RN_CNT_MAX]; /* what the published files say */
 };
 
@@ -476,6 +480,11 @@ struct rn_device {
 	 * Doorbells and packets wake the engine's (struct rn_engine).
 	 */
 	int epoll_fd;
+	/* The control thread's timers: rdma_cm's, the port's, the counters'.
+	 * The engine's (the QPs') are its own.
+	 */
+	struct rn_timers timers;
+	uint32_t ntimers; /* room reserved in 'timers' */
 	int kdev_fd; /* kernel mode: RN_KDEV_PATH attached to our ib_device */
 
 	struct rn_list clients; /* connections, but retired members */

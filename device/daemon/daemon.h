@@ -32,6 +32,26 @@ struct rn_netdev_opts {
  * that has the gate (engine/gate.c): the control thread's (main.c) or the
  * engine thread's (engine_thread.c).
  */
+/*
+ * What the engine thread hands to the control thread (relay.c): QP1's
+ * datagrams, and the news that the counters changed.
+ */
+#define RN_RELAY_MADS 64
+#define RN_RELAY_MAD_MAX 256
+struct rn_relay_mad {
+	struct rn_wire_gsi gsi;
+	uint8_t mad[RN_RELAY_MAD_MAX];
+};
+struct rn_relay {
+	int fd; /* eventfd in the control thread's epoll */
+	rn_wire_gsi_fn gsi; /* who takes QP1's datagrams, on the control thread */
+	pthread_mutex_t lock; /* the engine adds, the control thread takes */
+	struct rn_relay_mad mads[RN_RELAY_MADS]; /* under lock */
+	unsigned int nmads; /* under lock */
+	struct rn_relay_mad taken[RN_RELAY_MADS]; /* the control thread's */
+	bool counters; /* set by the engine, taken by the control thread */
+};
+
 struct rn_daemon {
 	struct rn_device dev;
 	pthread_t engine_thread;
@@ -68,6 +88,8 @@ struct rn_daemon {
 	uint64_t idle_poll_ns; /* polling after the last work, then sleep */
 	struct rn_timer counters_timer; /* the counter files are due */
 	uint64_t counters_next; /* not rewritten before then */
+	struct rn_relay relay;
+	struct rn_watch relay_watch;
 };
 
 static inline struct rn_daemon *rn_daemon_of(struct rn_device *dev)
@@ -86,6 +108,12 @@ static inline const struct rn_daemon *rn_daemon_of_const(const struct rn_device 
 int rn_go_realtime(int priority);
 int rn_engine_thread_start(struct rn_device *dev);
 void rn_engine_thread_stop(struct rn_device *dev);
+
+/* relay.c */
+int rn_relay_init(struct rn_device *dev, rn_wire_gsi_fn fn);
+void rn_relay_counters(struct rn_device *dev);
+void rn_relay_readable(struct rn_device *dev);
+void rn_relay_close(struct rn_device *dev);
 
 /* netdev.c: the interface the port is bound to, through rtnetlink */
 int rn_netdev_parse_address(const char *text, union ibv_gid *gid);
@@ -124,7 +152,7 @@ int rn_kdev_attach(struct rn_device *dev);
 bool rn_kdev_read_gids(struct rn_device *dev);
 void rn_kdev_readable(struct rn_device *dev);
 void rn_kdev_gsi_recv(struct rn_device *dev, const struct rn_wire_gsi *gsi);
-int rn_kdev_counters(struct rn_device *dev);
+int rn_kdev_counters(struct rn_device *dev, const uint64_t *counters);
 int rn_kdev_port(struct rn_device *dev, bool no_gid);
 
 #endif

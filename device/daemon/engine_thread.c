@@ -26,13 +26,12 @@
  */
 #define RN_LOOK_EVERY 64
 #define RN_LOOK_NS 1000000ull
-/* Busy passes between two updates of the published counters. */
+/* Busy passes between two looks at whether the counters changed. */
 #define RN_COUNTERS_EVERY 65536
 
 /* Take what the engine's epoll reports now, without waiting. */
-static void take_events(struct rn_device *dev)
+static void take_events(struct rn_engine *e)
 {
-	struct rn_engine *e = dev->engine;
 	struct epoll_event ev[32];
 	uint64_t count;
 	int i, n;
@@ -52,7 +51,7 @@ static void take_events(struct rn_device *dev)
 				count = 0;
 			break;
 		case RN_WATCH_WIRE:
-			rn_wire_readable(dev, w->obj);
+			rn_wire_readable(e, w->obj);
 			break;
 		default: /* the control thread's */
 			break;
@@ -79,6 +78,18 @@ static void sleep_for_work(struct rn_engine *e, uint64_t timeout_ns)
 	epoll_pwait2(e->epoll_fd, &ev, 1, tsp, NULL);
 }
 
+/*
+ * Tell the control thread, which publishes them, when the engine's
+ * counters changed since it last did (seen: what they were then).
+ */
+static void counters_news(struct rn_engine *e, uint64_t *seen)
+{
+	if (!memcmp(seen, e->counters, sizeof(e->counters)))
+		return;
+	memcpy(seen, e->counters, sizeof(e->counters));
+	rn_relay_counters(e->dev);
+}
+
 /* SCHED_FIFO at 'priority' for the calling thread: 0 or -1 (errno). */
 int rn_go_realtime(int priority)
 {
@@ -89,10 +100,11 @@ int rn_go_realtime(int priority)
 
 static void *engine_main(void *arg)
 {
-	struct rn_device *dev = arg;
+	struct rn_engine *e = arg;
+	struct rn_device *dev = e->dev;
 	struct rn_daemon *d = rn_daemon_of(dev);
-	struct rn_engine *e = dev->engine;
 	uint64_t idle_since = 0, passes = 0, looked = 0;
+	uint64_t seen[RN_CNT_MAX] = { 0 };
 
 	if (d->realtime && rn_go_realtime(RN_ENGINE_PRIORITY))
 		rn_warn("the engine thread has no realtime priority: %s\n",
@@ -100,7 +112,7 @@ static void *engine_main(void *arg)
 
 	while (!e->stop) {
 		uint64_t now = rn_now_ns(), next;
-		bool progress = rn_engine_pass(dev, now);
+		bool progress = rn_engine_pass(e, now);
 
 		/* Only after a pass: each turn at the gate makes one. */
 		if (rn_gate_wanted(e)) {
@@ -112,41 +124,38 @@ static void *engine_main(void *arg)
 			idle_since = 0;
 			if (++passes % RN_LOOK_EVERY == 0 ||
 			    now - looked >= RN_LOOK_NS) {
-				take_events(dev);
+				take_events(e);
 				if (d->engine_yields)
 					sched_yield();
 				looked = now;
 			}
 			if (passes % RN_COUNTERS_EVERY == 0)
-				rn_publish_counters(dev);
+				counters_news(e, seen);
 			continue;
 		}
 		if (!idle_since)
 			idle_since = now;
 		if (now - idle_since < d->idle_poll_ns) {
 			if (++passes % RN_LOOK_EVERY == 0)
-				take_events(dev);
+				take_events(e);
 			sched_yield();
 			continue;
 		}
-		/* Before the next timer is read: a change within the rewrite
-		 * period arms the counters' timer, which the sleep must see.
-		 */
-		rn_publish_counters(dev);
-		next = rn_engine_next_timer(dev);
+		next = rn_engine_next_timer(e);
 		if (next <= now) {
-			take_events(dev);
+			take_events(e);
 			continue;
 		}
-		if (!rn_engine_sleep_prepare(dev))
+		if (!rn_engine_sleep_prepare(e))
 			continue;
+		counters_news(e, seen);
 		e->sleeping = true;
 		rn_gate_leave(e);
 		sleep_for_work(e, next == UINT64_MAX ? UINT64_MAX : next - now);
 		rn_gate_enter(e);
 		e->sleeping = false;
-		rn_engine_wake(dev);
-		take_events(dev);
+		rn_engine_wake(e);
+		take_events(e);
 		idle_since = 0;
 	}
 	rn_gate_leave(e);
@@ -163,7 +172,7 @@ int rn_engine_thread_start(struct rn_device *dev)
 	int ret;
 
 	rn_gate_open_thread(dev->engine);
-	ret = pthread_create(&d->engine_thread, NULL, engine_main, dev);
+	ret = pthread_create(&d->engine_thread, NULL, engine_main, dev->engine);
 	if (ret)
 		rn_gate_close_thread(dev->engine);
 	return ret;

@@ -224,14 +224,14 @@ void rn_kdev_readable(struct rn_device *dev)
 }
 
 /* The port's counters to the stub, which reports them (`rdma statistic`). */
-int rn_kdev_counters(struct rn_device *dev)
+int rn_kdev_counters(struct rn_device *dev, const uint64_t *counters)
 {
 	struct rn_kdev_counters out = {
 		.type = RN_KDEV_COUNTERS,
 		.count = RN_CNT_MAX,
 	};
 
-	memcpy(out.values, dev->port.counters, sizeof(out.values));
+	memcpy(out.values, counters, sizeof(out.values));
 	if (write(dev->kdev_fd, &out, sizeof(out)) != sizeof(out))
 		return errno ? errno : EIO;
 	return 0;

@@ -325,8 +325,13 @@ static int setup(struct rn_device *dev)
 	}
 	if (rn_device_setup(dev, dev->guid) || rn_counters_init(dev))
 		return ENOMEM;
-	if (dev->kdev_fd >= 0)
-		rn_wire_set_gsi(dev, rn_kdev_gsi_recv);
+	ret = rn_relay_init(dev, dev->kdev_fd >= 0 ? rn_kdev_gsi_recv :
+						     rn_cm_gsi_recv);
+	if (!ret)
+		ret = watch_fd(dev, d->relay.fd, &d->relay_watch,
+			       RN_WATCH_RELAY);
+	if (ret)
+		return ret;
 	set_limits(dev);
 	ret = rn_netdev_start(dev);
 	if (!ret)
@@ -372,6 +377,7 @@ static void teardown(struct rn_device *dev)
 	if (d->published)
 		rn_unpublish(dev);
 	rn_cm_close(dev); /* its last REJs and DREQs go out on the wire */
+	rn_relay_close(dev);
 	rn_wire_close(dev);
 	rn_netdev_stop(dev);
 	if (d->listening)
@@ -424,6 +430,9 @@ static void service(struct rn_device *dev)
 		case RN_WATCH_NETDEV_TIMER:
 			rn_netdev_timer(dev);
 			break;
+		case RN_WATCH_RELAY:
+			rn_relay_readable(dev);
+			break;
 		case RN_WATCH_GUARD:
 			rn_guard_readable(w->obj);
 			break;
@@ -454,10 +463,26 @@ static void service(struct rn_device *dev)
 	}
 }
 
+/* Milliseconds until the control thread's next timer, for epoll (-1: none). */
+static int next_timer_ms(struct rn_device *dev)
+{
+	uint64_t next = rn_timers_next(&dev->timers), now;
+
+	if (next == UINT64_MAX)
+		return -1;
+	now = rn_now_ns();
+	if (next <= now)
+		return 0;
+	/* Rounded up: a timer is never early. */
+	next = (next - now + 999999) / 1000000;
+	return next > INT32_MAX ? INT32_MAX : (int)next;
+}
+
 /*
- * The control thread: it sleeps until its epoll reports something, then
- * takes the device from the engine and asks epoll again, since what the
- * engine did meanwhile may have changed the answer.
+ * The control thread: it sleeps until its epoll reports something or one
+ * of its timers is due, then takes the device from the engine and asks
+ * epoll again, since what the engine did meanwhile may have changed the
+ * answer.
  */
 static void run(struct rn_device *dev)
 {
@@ -466,11 +491,13 @@ static void run(struct rn_device *dev)
 	while (!d->stop) {
 		struct epoll_event ev;
 
-		if (epoll_wait(dev->epoll_fd, &ev, 1, -1) < 0 && errno != EINTR) {
+		if (epoll_wait(dev->epoll_fd, &ev, 1, next_timer_ms(dev)) < 0 &&
+		    errno != EINTR) {
 			rn_err("epoll: %s\n", strerror(errno));
 			break;
 		}
 		rn_gate_hold(dev);
+		rn_timers_run(&dev->timers, rn_now_ns());
 		service(dev);
 		rn_gate_release(dev);
 	}

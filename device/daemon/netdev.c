@@ -385,7 +385,7 @@ static void settle(struct rn_device *dev, unsigned int changes, bool rebind,
 		   const struct port_view *was)
 {
 	struct rn_daemon *d = rn_daemon_of(dev);
-	struct rn_timers *timers = &dev->engine->timers;
+	struct rn_timers *timers = &dev->timers;
 	struct port_view now;
 
 	if (rebind || (changes & (RN_PORT_NETDEV | RN_PORT_GIDS))) {
@@ -481,7 +481,7 @@ int rn_netdev_start(struct rn_device *dev)
 	int ret;
 
 	rn_timer_init(&d->gid_retry, gid_retry_due);
-	ret = rn_timers_reserve(&dev->engine->timers, ++dev->engine->ntimers);
+	ret = rn_timers_reserve(&dev->timers, ++dev->ntimers);
 	if (ret)
 		return ret;
 	if (dev->kdev_fd >= 0) {

@@ -745,12 +745,14 @@ static int get_res(struct answer *a, const struct res_kind *k,
 
 static int fill_hwcounters(struct answer *a)
 {
+	uint64_t counters[RN_CNT_MAX];
 	struct nlattr *table, *entry;
 	int c;
 
 	if (put_handle(a) || nla_put_u32(a->msg, RDMA_NLDEV_ATTR_PORT_INDEX, 1) ||
 	    !(table = nest(a->msg, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS)))
 		return -NLE_NOMEM;
+	rn_port_counters(a->dev, counters);
 	for (c = 0; c < RN_CNT_MAX; c++) {
 		entry = nest(a->msg, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
 		if (!entry ||
@@ -758,7 +760,7 @@ static int fill_hwcounters(struct answer *a)
 				   RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME,
 				   counter_names[c]) ||
 		    put_u64(a->msg, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE,
-			    a->dev->port.counters[c]))
+			    counters[c]))
 			return -NLE_NOMEM;
 		nla_nest_end(a->msg, entry);
 	}

@@ -213,14 +213,14 @@ int rn_publish_port(struct rn_device *dev)
 
 /* ---- the tree ------------------------------------------------------------ */
 
-static int write_counter(const struct rn_device *dev, enum rn_counter c)
+static int write_counter(const struct rn_device *dev, enum rn_counter c,
+			 uint64_t value)
 {
 	char dir[PATH_MAX], rel[96];
 
 	ibdev_dir(dev, dir, sizeof(dir));
 	snprintf(rel, sizeof(rel), "ports/1/hw_counters/%s", rn_counter_name(c));
-	return put_file(dir, rel, "%llu",
-			(unsigned long long)dev->port.counters[c]);
+	return put_file(dir, rel, "%llu", (unsigned long long)value);
 }
 
 /*
@@ -231,33 +231,33 @@ static int write_counter(const struct rn_device *dev, enum rn_counter c)
 void rn_publish_counters(struct rn_device *dev)
 {
 	struct rn_daemon *d = rn_daemon_of(dev);
-	uint64_t now;
+	uint64_t counters[RN_CNT_MAX], now;
 	int c;
 
-	if ((!d->published && dev->kdev_fd < 0) ||
-	    !memcmp(dev->port.published, dev->port.counters,
-		    sizeof(dev->port.counters)))
+	if (!d->published && dev->kdev_fd < 0)
+		return;
+	rn_port_counters(dev, counters);
+	if (!memcmp(dev->port.published, counters, sizeof(counters)))
 		return;
 	now = rn_now_ns();
 	/* A file each costs a dozen system calls: not after every packet. */
 	if (now < d->counters_next) {
-		rn_timer_arm(&dev->engine->timers, &d->counters_timer,
+		rn_timer_arm(&dev->timers, &d->counters_timer,
 			     d->counters_next);
 		return;
 	}
 	d->counters_next = now + RN_COUNTERS_PERIOD_NS;
 	if (dev->kdev_fd >= 0) {
-		if (!rn_kdev_counters(dev))
-			memcpy(dev->port.published, dev->port.counters,
-			       sizeof(dev->port.counters));
+		if (!rn_kdev_counters(dev, counters))
+			memcpy(dev->port.published, counters, sizeof(counters));
 		return;
 	}
 	for (c = 0; c < RN_CNT_MAX; c++) {
-		if (dev->port.published[c] == dev->port.counters[c])
+		if (dev->port.published[c] == counters[c])
 			continue;
-		if (write_counter(dev, c))
+		if (write_counter(dev, c, counters[c]))
 			return;
-		dev->port.published[c] = dev->port.counters[c];
+		dev->port.published[c] = counters[c];
 	}
 }
 
@@ -298,7 +298,7 @@ static int write_ibdev(struct rn_device *dev)
 	PUT("ports/1/pkeys/0", "0x%04x", RN_DEFAULT_PKEY);
 #undef PUT
 	for (int c = 0; c < RN_CNT_MAX && !ret; c++)
-		ret = write_counter(dev, c);
+		ret = write_counter(dev, c, dev->port.published[c]);
 	return ret ? ret : rn_publish_port(dev);
 }
 
@@ -340,7 +340,7 @@ int rn_counters_init(struct rn_device *dev)
 	struct rn_daemon *d = rn_daemon_of(dev);
 
 	rn_timer_init(&d->counters_timer, counters_due);
-	return rn_timers_reserve(&dev->engine->timers, ++dev->engine->ntimers);
+	return rn_timers_reserve(&dev->timers, ++dev->ntimers);
 }
 
 int rn_publish(struct rn_device *dev)

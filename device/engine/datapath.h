@@ -216,7 +216,7 @@ struct rn_ud_rx {
  * The UD QP qpn, taking a datagram of len bytes with this Q_Key now: its
  * receive WQE, resolved.  False when it is dropped (counted).
  */
-bool rn_ud_receiver(struct rn_device *dev, uint32_t qpn, uint32_t qkey,
+bool rn_ud_receiver(struct rn_engine *e, uint32_t qpn, uint32_t qkey,
 		    uint64_t len, struct rn_ud_rx *rx);
 /* Write the GRH area; *payload is where the datagram goes after it. */
 enum rn_dma_status rn_ud_write_grh(struct rn_ud_rx *rx,

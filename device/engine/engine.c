@@ -21,7 +21,7 @@ void rn_engine_schedule(struct rn_qp *qp)
 {
 	if (!qp->active && !rn_timer_armed(&qp->wait_timer)) {
 		qp->active = true;
-		rn_list_add_tail(&qp->client->dev->engine->active, &qp->active_link);
+		rn_list_add_tail(&qp->engine->active, &qp->active_link);
 	}
 }
 
@@ -42,13 +42,13 @@ static void wait_over(struct rn_timer *t, uint64_t now)
 /* A new QP: room for its timers.  Returns 0 or ENOMEM. */
 int rn_engine_qp_add(struct rn_qp *qp)
 {
-	struct rn_device *dev = qp->client->dev;
+	struct rn_engine *e = qp->engine;
 
 	rn_list_init(&qp->active_link);
 	rn_timer_init(&qp->wait_timer, wait_over);
-	if (rn_timers_reserve(&dev->engine->timers, dev->engine->ntimers + 1))
+	if (rn_timers_reserve(&e->timers, e->ntimers + 1))
 		return ENOMEM;
-	dev->engine->ntimers++;
+	e->ntimers++;
 	return 0;
 }
 
@@ -56,19 +56,19 @@ void rn_engine_qp_remove(struct rn_qp *qp)
 {
 	rn_engine_unschedule(qp);
 	rn_engine_cancel_wait(qp);
-	qp->client->dev->engine->ntimers--;
+	qp->engine->ntimers--;
 }
 
 /* The requester waits until 'until' (UINT64_MAX: until cancelled). */
 void rn_engine_wait(struct rn_qp *qp, uint64_t until)
 {
 	rn_engine_unschedule(qp);
-	rn_timer_arm(&qp->client->dev->engine->timers, &qp->wait_timer, until);
+	rn_timer_arm(&qp->engine->timers, &qp->wait_timer, until);
 }
 
 void rn_engine_cancel_wait(struct rn_qp *qp)
 {
-	rn_timer_cancel(&qp->client->dev->engine->timers, &qp->wait_timer);
+	rn_timer_cancel(&qp->engine->timers, &qp->wait_timer);
 }
 
 /* The engine's state and working memory. */
@@ -80,6 +80,7 @@ int rn_engine_init(struct rn_device *dev)
 	if (!e)
 		return ENOMEM;
 	dev->engine = e;
+	e->dev = dev;
 	rn_list_init(&e->active);
 	rn_list_init(&e->captures);
 	e->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);
@@ -100,20 +101,18 @@ int rn_engine_init(struct rn_device *dev)
 	return 0;
 }
 
-/* The wire registers its device-wide work (wire/netio.c). */
-void rn_engine_set_network(struct rn_device *dev,
+/* The wire registers the work it has for the engine (wire/netio.c). */
+void rn_engine_set_network(struct rn_engine *e,
 			   const struct rn_network_ops *ops)
 {
-	dev->engine->network = ops;
+	e->network = ops;
 }
 
 /* Packets built this pass leave. */
-static void network_flush(struct rn_device *dev)
+static void network_flush(struct rn_engine *e)
 {
-	const struct rn_network_ops *net = dev->engine->network;
-
-	if (net)
-		net->flush(dev);
+	if (e->network)
+		e->network->flush(e);
 }
 
 /* ---- flushing -------------------------------------------------------------- */
@@ -180,7 +179,7 @@ void rn_engine_drain(struct rn_qp *qp)
 		return;
 	now = rn_now_ns();
 	qp->transport->run(qp, now, qp->sq_slots);
-	network_flush(qp->client->dev);
+	network_flush(qp->engine);
 }
 
 /* Take the rung doorbells of one bitmap; calls ring(table entry) for each. */
@@ -232,21 +231,21 @@ static bool scan_doorbells(struct rn_context *ctx)
 
 /* ---- the pass ----------------------------------------------------------------- */
 
-bool rn_engine_pass(struct rn_device *dev, uint64_t now)
+bool rn_engine_pass(struct rn_engine *e, uint64_t now)
 {
-	const struct rn_network_ops *net = dev->engine->network;
+	const struct rn_network_ops *net = e->network;
 	struct rn_list *pos, *tmp;
 	bool progress = false;
 
-	rn_list_for_each_safe(pos, tmp, &dev->contexts)
+	rn_list_for_each_safe(pos, tmp, &e->dev->contexts)
 		progress |= scan_doorbells(
 			rn_container_of(pos, struct rn_context, link));
-	progress |= rn_timers_run(&dev->engine->timers, now);
+	progress |= rn_timers_run(&e->timers, now);
 	if (net) {
-		progress |= net->receive(dev);
-		progress |= net->reply(dev, now);
+		progress |= net->receive(e);
+		progress |= net->reply(e, now);
 	}
-	rn_list_for_each_safe(pos, tmp, &dev->engine->active) {
+	rn_list_for_each_safe(pos, tmp, &e->active) {
 		struct rn_qp *qp = rn_container_of(pos, struct rn_qp, active_link);
 
 		const struct rn_transport_ops *t = qp->transport;
@@ -257,22 +256,20 @@ bool rn_engine_pass(struct rn_device *dev, uint64_t now)
 		/* run_sq may have moved the responder into ERR, taking it off
 		 * the list; if that was the next node, end this walk here.
 		 */
-		if (tmp != &dev->engine->active &&
+		if (tmp != &e->active &&
 		    !rn_container_of(tmp, struct rn_qp, active_link)->active)
 			break;
 	}
-	network_flush(dev);
+	network_flush(e);
 	return progress;
 }
 
 /* When the engine has work next: 0 when some QP can run now. */
-uint64_t rn_engine_next_timer(struct rn_device *dev)
+uint64_t rn_engine_next_timer(struct rn_engine *e)
 {
-	const struct rn_network_ops *net = dev->engine->network;
-
-	if (!rn_list_empty(&dev->engine->active) || (net && net->pending(dev)))
+	if (!rn_list_empty(&e->active) || (e->network && e->network->pending(e)))
 		return 0;
-	return rn_timers_next(&dev->engine->timers);
+	return rn_timers_next(&e->timers);
 }
 
 /*
@@ -280,8 +277,9 @@ uint64_t rn_engine_next_timer(struct rn_device *dev)
  * rung before the announcement became visible.  Returns false (and does not
  * sleep) if there are some.
  */
-bool rn_engine_sleep_prepare(struct rn_device *dev)
+bool rn_engine_sleep_prepare(struct rn_engine *e)
 {
+	struct rn_device *dev = e->dev;
 	struct rn_list *pos, *tmp;
 
 	rn_list_for_each_safe(pos, tmp, &dev->contexts) {
@@ -294,7 +292,7 @@ bool rn_engine_sleep_prepare(struct rn_device *dev)
 
 		if (__atomic_load_n(&c->dev_page->qp.summary, __ATOMIC_SEQ_CST) ||
 		    __atomic_load_n(&c->dev_page->cq.summary, __ATOMIC_SEQ_CST)) {
-			rn_engine_wake(dev);
+			rn_engine_wake(e);
 			return false;
 		}
 	}
@@ -304,21 +302,29 @@ bool rn_engine_sleep_prepare(struct rn_device *dev)
 /* A new context's page says what the others say: whether the engine
  * sleeps, so that its first doorbell wakes it if so.
  */
-void rn_engine_context_added(struct rn_device *dev, struct rn_context *ctx)
+void rn_engine_context_added(struct rn_engine *e, struct rn_context *ctx)
 {
-	__atomic_store_n(&ctx->dev_page->asleep, dev->engine->sleeping,
-			 __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ctx->dev_page->asleep, e->sleeping, __ATOMIC_SEQ_CST);
 }
 
-void rn_engine_wake(struct rn_device *dev)
+void rn_engine_wake(struct rn_engine *e)
 {
 	struct rn_list *pos, *tmp;
 
-	rn_list_for_each_safe(pos, tmp, &dev->contexts) {
+	rn_list_for_each_safe(pos, tmp, &e->dev->contexts) {
 		struct rn_context *c = rn_container_of(pos, struct rn_context, link);
 
 		__atomic_store_n(&c->dev_page->asleep, 0, __ATOMIC_RELAXED);
 	}
+}
+
+void rn_port_counters(const struct rn_device *dev, uint64_t out[RN_CNT_MAX])
+{
+	unsigned int c;
+
+	for (c = 0; c < RN_CNT_MAX; c++)
+		out[c] = __atomic_load_n(&dev->engine->counters[c],
+					 __ATOMIC_RELAXED);
 }
 
 /* Wake the engine thread from its epoll (the control thread, through the

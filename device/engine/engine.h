@@ -42,13 +42,13 @@ struct rn_transport_ops {
  */
 struct rn_network_ops {
 	/* Take arrived packets; true if there were any. */
-	bool (*receive)(struct rn_device *dev);
+	bool (*receive)(struct rn_engine *e);
 	/* Send responses and ACKs that are due; true on progress. */
-	bool (*reply)(struct rn_device *dev, uint64_t now);
+	bool (*reply)(struct rn_engine *e, uint64_t now);
 	/* Packets built this pass leave. */
-	void (*flush)(struct rn_device *dev);
+	void (*flush)(struct rn_engine *e);
 	/* Responses wait to be sent: the engine must not sleep. */
-	bool (*pending)(const struct rn_device *dev);
+	bool (*pending)(const struct rn_engine *e);
 	/* A UD datagram to a GID that is not this device's. */
 	enum ibv_wc_status (*ud_send)(struct rn_qp *qp, const struct rn_wqe *w,
 				      const struct rn_ah_attr *av,
@@ -79,11 +79,12 @@ struct rn_gate {
 };
 
 /*
- * The engine's state, and the QPs on 'active': whoever has the gate
- * writes them (the engine thread, or the control thread for a request),
- * but the gate itself, whose fields say who writes them.
+ * The engine's state, and the QPs it owns (qp->engine): whoever has the
+ * gate writes them (the engine thread, or the control thread for a
+ * request), but the gate itself, whose fields say who writes them.
  */
 struct rn_engine {
+	struct rn_device *dev;
 	struct rn_gate gate;
 	int epoll_fd; /* what wakes it: doorbells (eventfds), packets, kicks */
 	int kick_fd; /* eventfd: the control thread has work for it */
@@ -101,6 +102,10 @@ struct rn_engine {
 	struct rn_wire *wire; /* the wire's state (wire/) */
 	struct rn_list captures; /* packet captures running (capture.c) */
 	uint32_t faulty_qps; /* QPs with fault rules (fault.c): 0, no test */
+	/* The port's hw_counters as this engine counted them; the port's
+	 * are the sums (rn_port_counter).
+	 */
+	uint64_t counters[RN_CNT_MAX];
 };
 
 /* gate.c: who runs the device's code now */
@@ -119,9 +124,9 @@ static inline bool rn_gate_wanted(const struct rn_engine *e)
 
 /* engine.c */
 int rn_engine_init(struct rn_device *dev);
-void rn_engine_set_network(struct rn_device *dev,
+void rn_engine_set_network(struct rn_engine *e,
 			   const struct rn_network_ops *ops);
-bool rn_engine_pass(struct rn_device *dev, uint64_t now_ns);
+bool rn_engine_pass(struct rn_engine *e, uint64_t now_ns);
 /* The QP's doorbell record was rung (a pass finds them in the device page). */
 void rn_engine_doorbell(struct rn_qp *qp);
 void rn_engine_schedule(struct rn_qp *qp);
@@ -132,13 +137,29 @@ void rn_engine_wait(struct rn_qp *qp, uint64_t until);
 void rn_engine_cancel_wait(struct rn_qp *qp);
 void rn_engine_flush(struct rn_qp *qp);
 void rn_engine_drain(struct rn_qp *qp);
-uint64_t rn_engine_next_timer(struct rn_device *dev);
-bool rn_engine_sleep_prepare(struct rn_device *dev);
-void rn_engine_wake(struct rn_device *dev);
-void rn_engine_context_added(struct rn_device *dev, struct rn_context *ctx);
+uint64_t rn_engine_next_timer(struct rn_engine *e);
+bool rn_engine_sleep_prepare(struct rn_engine *e);
+void rn_engine_wake(struct rn_engine *e);
+void rn_engine_context_added(struct rn_engine *e, struct rn_context *ctx);
 void rn_engine_kick(struct rn_engine *e);
 
+/*
+ * One more of the port's counter c, counted by engine e.  Whoever has the
+ * engine's gate writes its counters; the control thread reads them at any
+ * time (rn_port_counters), hence atomic stores, which cost no more than
+ * plain ones here.
+ */
+static inline void rn_engine_count(struct rn_engine *e, enum rn_counter c)
+{
+	__atomic_store_n(&e->counters[c], e->counters[c] + 1, __ATOMIC_RELAXED);
+}
+
+/* The port's counters now: what its engines counted. */
+void rn_port_counters(const struct rn_device *dev, uint64_t out[RN_CNT_MAX]);
+
 /* qp.c: a QP's state, errors and events; its transport */
+/* Counts c for the device (hw_counters) and in the QP's rn_qp_ctrl. */
+void rn_count_qp(struct rn_qp *qp, enum rn_counter c);
 struct rn_qp *rn_qp_by_qpn(struct rn_device *dev, uint32_t qpn);
 void rn_qp_event(struct rn_qp *qp, enum ibv_event_type event);
 void rn_qp_set_state(struct rn_qp *qp, enum ibv_qp_state state);

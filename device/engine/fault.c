@@ -85,7 +85,7 @@ int rn_faults_set(struct rn_client *caller, const struct rn_ctl_faults_req *req,
 			plan->rules[i] = req->rules[i];
 	}
 	if (!qp->faults != !plan)
-		caller->dev->engine->faulty_qps += plan ? 1 : -1;
+		qp->engine->faulty_qps += plan ? 1 : -1;
 	free(qp->faults);
 	qp->faults = plan;
 	/* Worth a notice when it comes from another process (ringnic-fault). */
@@ -97,7 +97,7 @@ int rn_faults_set(struct rn_client *caller, const struct rn_ctl_faults_req *req,
 void rn_faults_free(struct rn_qp *qp)
 {
 	if (qp->faults)
-		qp->client->dev->engine->faulty_qps--;
+		qp->engine->faulty_qps--;
 	free(qp->faults);
 	qp->faults = NULL;
 }
@@ -149,8 +149,8 @@ struct rn_fault rn_fault_draw(struct rn_qp *qp, enum rn_fault_event ev)
 		f.value = r->value;
 	}
 	if (f.kind) {
-		qp->client->dev->port.counters[RN_CNT_INJ_DROP + f.kind -
-					       RN_FAULT_DROP]++;
+		rn_engine_count(qp->engine, RN_CNT_INJ_DROP + f.kind -
+						    RN_FAULT_DROP);
 		rn_qp_count(qp, RN_QPC_INJECTED);
 	}
 	return f;

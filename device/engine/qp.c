@@ -148,3 +148,41 @@ uint64_t rn_ack_timeout_ns(uint8_t timeout)
 	/* 4.096 us * 2^timeout = 4096 ns << timeout */
 	return 4096ull << (timeout & 31);
 }
+
+/* An outcome of this QP's: the device's hw_counter and the QP's own. */
+void rn_count_qp(struct rn_qp *qp, enum rn_counter c)
+{
+	rn_engine_count(qp->engine, c);
+	switch (c) {
+	case RN_CNT_ACK_TIMEOUT:
+		rn_qp_count(qp, RN_QPC_ACK_TIMEOUTS);
+		break;
+	case RN_CNT_RCVD_SEQ:
+	case RN_CNT_IMPLIED_NAK:
+		rn_qp_count(qp, RN_QPC_SEQ_NAKS);
+		break;
+	case RN_CNT_RETRIES:
+		rn_qp_count(qp, RN_QPC_RETRIES);
+		break;
+	case RN_CNT_RCVD_RNR:
+		rn_qp_count(qp, RN_QPC_RNR_NAKS);
+		break;
+	case RN_CNT_NAK_INV_REQ:
+	case RN_CNT_NAK_ACCESS:
+	case RN_CNT_NAK_OP:
+		rn_qp_count(qp, RN_QPC_REMOTE_NAKS);
+		break;
+	case RN_CNT_DUP_REQ:
+		rn_qp_count(qp, RN_QPC_DUP_REQUESTS);
+		break;
+	case RN_CNT_OOS_REQ:
+		rn_qp_count(qp, RN_QPC_OOS_REQUESTS);
+		break;
+	case RN_CNT_NAK_SENT:
+	case RN_CNT_SEND_RNR:
+		rn_qp_count(qp, RN_QPC_NAKS_SENT);
+		break;
+	default:
+		break;
+	}
+}

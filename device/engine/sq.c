@@ -19,20 +19,20 @@ static struct rn_wqe_limits send_limits(const struct rn_qp *qp)
 /* The stage, holding this QP's slots (the next fetch starts from head). */
 static struct rn_stage *stage_for(struct rn_qp *qp)
 {
-	struct rn_device *dev = qp->client->dev;
+	struct rn_engine *e = qp->engine;
 
-	if (dev->engine->stage_qp != qp) {
-		dev->engine->stage_qp = qp;
-		rn_stage_reset(dev->engine->stage, qp->sq_head);
+	if (e->stage_qp != qp) {
+		e->stage_qp = qp;
+		rn_stage_reset(e->stage, qp->sq_head);
 	}
-	return dev->engine->stage;
+	return e->stage;
 }
 
 /* The QP's staged slots are no longer its (reset, destroyed). */
 void rn_sq_forget(struct rn_qp *qp)
 {
-	if (qp->client->dev->engine->stage_qp == qp)
-		qp->client->dev->engine->stage_qp = NULL;
+	if (qp->engine->stage_qp == qp)
+		qp->engine->stage_qp = NULL;
 }
 
 /* Fetch the WQE at slot counter pos of the chain, counting the groups. */

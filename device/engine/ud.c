@@ -26,25 +26,25 @@ static void fill_grh(uint8_t *grh, const struct rn_ip_fields *h)
 }
 
 /* The datagram went nowhere, or the receiver dropped it. */
-static bool dropped(struct rn_device *dev, enum rn_counter c)
+static bool dropped(struct rn_engine *e, enum rn_counter c)
 {
-	dev->port.counters[c]++;
+	rn_engine_count(e, c);
 	return false;
 }
 
-bool rn_ud_receiver(struct rn_device *dev, uint32_t qpn, uint32_t qkey,
+bool rn_ud_receiver(struct rn_engine *e, uint32_t qpn, uint32_t qkey,
 		    uint64_t len, struct rn_ud_rx *rx)
 {
-	struct rn_qp *dst = rn_qp_by_qpn(dev, qpn);
+	struct rn_qp *dst = rn_qp_by_qpn(e->dev, qpn);
 
 	if (!dst || dst->qp_type != IBV_QPT_UD || !rn_qp_receiving(dst))
-		return dropped(dev, RN_CNT_NO_QP);
+		return dropped(e, RN_CNT_NO_QP);
 	if (qkey != dst->attr.qkey)
-		return dropped(dev, RN_CNT_QKEY_VIOLATIONS);
+		return dropped(e, RN_CNT_QKEY_VIOLATIONS);
 	rn_responder_of(dst, 0, &rx->resp);
 	switch (rn_rq_next(rx->resp.rq, &rx->rwqe)) {
 	case RN_RQ_EMPTY:
-		return dropped(dev, RN_CNT_OUT_OF_BUFFER);
+		return dropped(e, RN_CNT_OUT_OF_BUFFER);
 	case RN_RQ_BAD:
 		rn_qp_fatal(dst, IBV_EVENT_QP_FATAL);
 		return false;
@@ -57,7 +57,7 @@ bool rn_ud_receiver(struct rn_device *dev, uint32_t qpn, uint32_t qkey,
 	case IBV_WC_SUCCESS:
 		return true;
 	case IBV_WC_LOC_LEN_ERR:
-		return dropped(dev, RN_CNT_RX_LENGTH_ERRORS);
+		return dropped(e, RN_CNT_RX_LENGTH_ERRORS);
 	default: {
 		struct rn_recv_result res = {
 			.status = IBV_WC_LOC_PROT_ERR,

@@ -40,10 +40,10 @@ struct rn_batch {
 	bool inline_data;
 };
 
-int rn_local_init(struct rn_device *dev)
+int rn_local_init(struct rn_engine *e)
 {
-	dev->engine->batch = malloc(sizeof(*dev->engine->batch));
-	return dev->engine->batch ? 0 : ENOMEM;
+	e->batch = malloc(sizeof(*e->batch));
+	return e->batch ? 0 : ENOMEM;
 }
 
 /* Append to an iovec list, merging with the last entry when adjacent. */
@@ -137,7 +137,7 @@ static bool batch_add(struct rn_batch *b, struct rn_qp *qp, const struct rn_wqe 
 /* Gather everything into the bounce buffer, scatter it out. */
 static bool batch_copy(struct rn_batch *b, struct rn_qp *qp)
 {
-	uint8_t *bounce = qp->client->dev->engine->bounce;
+	uint8_t *bounce = qp->engine->bounce;
 	uint64_t off = 0;
 	unsigned int i;
 
@@ -172,7 +172,7 @@ bool rn_batchable(const struct rn_qp *qp, const struct rn_wqe *w)
  */
 unsigned int rn_batch_run(struct rn_qp *qp, unsigned int budget)
 {
-	struct rn_batch *b = qp->client->dev->engine->batch;
+	struct rn_batch *b = qp->engine->batch;
 	struct rn_qp *dst = rn_local_peer(qp);
 	uint64_t pos = qp->sq_head;
 	unsigned int i;

@@ -45,7 +45,6 @@ static struct rn_local_fault_result packet_faults(struct rn_qp *from,
 	enum rn_counter gap = answers ? RN_CNT_IMPLIED_NAK : RN_CNT_OOS_REQ;
 	enum rn_counter twice = answers ? RN_CNT_DUP_RESP : RN_CNT_DUP_REQ;
 	struct rn_local_fault_result r = { .what = RN_LOCAL_FAULT_NONE };
-	struct rn_device *dev = from->client->dev;
 	uint64_t held = 0; /* the longest delay so far, ns */
 	uint32_t i;
 
@@ -61,7 +60,7 @@ static struct rn_local_fault_result packet_faults(struct rn_qp *from,
 		case RN_FAULT_CORRUPT_ICRC:
 			/* Dropped where it arrives, as a lost one. */
 			if (to)
-				dev->port.counters[RN_CNT_RX_ICRC]++;
+				rn_engine_count(from->engine, RN_CNT_RX_ICRC);
 			lost = true;
 			break;
 		case RN_FAULT_DROP:
@@ -164,7 +163,7 @@ unsigned int rn_local_datagram_copies(struct rn_qp *qp)
 
 	switch (f.kind) {
 	case RN_FAULT_CORRUPT_ICRC:
-		qp->client->dev->port.counters[RN_CNT_RX_ICRC]++;
+		rn_engine_count(qp->engine, RN_CNT_RX_ICRC);
 		return 0;
 	case RN_FAULT_DROP:
 		return 0;

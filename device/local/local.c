@@ -147,13 +147,13 @@ static struct result refused(struct rn_qp *qp, struct rn_qp *dst,
 	return nak(qp, dst, status, event, len, false);
 }
 
-static enum rn_dma_status move_out(struct rn_device *dev, const struct rn_wqe *w,
+static enum rn_dma_status move_out(struct rn_engine *e, const struct rn_wqe *w,
 				   const struct rn_iovs *src,
 				   const struct rn_iovs *dst, uint64_t len)
 {
 	if (w->flags & RN_WQE_INLINE)
 		return rn_dma_to(dst, w->inline_data, len);
-	return rn_dma_copy(src, dst, len, dev->engine->bounce, RN_BOUNCE_SIZE);
+	return rn_dma_copy(src, dst, len, e->bounce, RN_BOUNCE_SIZE);
 }
 
 /* The responder the request of w reaches at dst (XRC names its SRQ). */
@@ -170,7 +170,6 @@ static enum ibv_wc_opcode recv_opcode(uint8_t op)
 
 static struct result exec_send(struct rn_qp *qp, const struct rn_wqe *w)
 {
-	struct rn_device *dev = qp->client->dev;
 	struct rn_recv_result res;
 	struct rn_responder resp;
 	struct rn_iovs src, dsts;
@@ -221,7 +220,7 @@ static struct result exec_send(struct rn_qp *qp, const struct rn_wqe *w)
 		return done(reliable(qp) ? IBV_WC_REM_OP_ERR : IBV_WC_SUCCESS,
 			    len);
 	}
-	switch (move_out(dev, w, &src, &dsts, len)) {
+	switch (move_out(qp->engine, w, &src, &dsts, len)) {
 	case RN_DMA_GONE:
 		return unanswered(qp, len);
 	case RN_DMA_SRC_FAULT:
@@ -260,7 +259,6 @@ static struct result exec_send(struct rn_qp *qp, const struct rn_wqe *w)
 
 static struct result exec_write(struct rn_qp *qp, const struct rn_wqe *w)
 {
-	struct rn_device *dev = qp->client->dev;
 	bool with_imm = w->opcode == RN_OP_WRITE_IMM;
 	struct rn_responder resp;
 	struct rn_iovs src, remote;
@@ -294,7 +292,7 @@ static struct result exec_write(struct rn_qp *qp, const struct rn_wqe *w)
 			break;
 		}
 	}
-	switch (move_out(dev, w, &src, &remote, len)) {
+	switch (move_out(qp->engine, w, &src, &remote, len)) {
 	case RN_DMA_GONE:
 		return unanswered(qp, len);
 	case RN_DMA_SRC_FAULT:
@@ -322,7 +320,6 @@ static struct result exec_write(struct rn_qp *qp, const struct rn_wqe *w)
 
 static struct result exec_read(struct rn_qp *qp, const struct rn_wqe *w)
 {
-	struct rn_device *dev = qp->client->dev;
 	struct rn_responder resp;
 	struct rn_iovs local, remote;
 	enum ibv_wc_status st;
@@ -342,7 +339,7 @@ static struct result exec_read(struct rn_qp *qp, const struct rn_wqe *w)
 			       IBV_ACCESS_REMOTE_READ, &remote))
 		return refused(qp, dst, IBV_WC_REM_ACCESS_ERR,
 			       IBV_EVENT_QP_ACCESS_ERR, 0);
-	switch (rn_dma_copy(&remote, &local, local.len, dev->engine->bounce,
+	switch (rn_dma_copy(&remote, &local, local.len, qp->engine->bounce,
 			    RN_BOUNCE_SIZE)) {
 	case RN_DMA_GONE:
 		return unanswered(qp, 0);
@@ -610,7 +607,7 @@ static bool meets_faults(struct rn_qp *qp)
 
 	if (qp->local->late || qp->local->request_late)
 		return true;
-	if (!qp->client->dev->engine->faulty_qps)
+	if (!qp->engine->faulty_qps)
 		return false;
 	peer = rn_qp_by_qpn(qp->client->dev, qp->attr.dest_qp_num);
 	return qp->faults || (peer && peer->faults);

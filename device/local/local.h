@@ -17,7 +17,7 @@
 extern const struct rn_transport_ops rn_local_transport;
 
 /* The engine's memory for the local path. */
-int rn_local_init(struct rn_device *dev);
+int rn_local_init(struct rn_engine *e);
 
 /* What the local path keeps of a QP (qp->local). */
 struct rn_local_qp {

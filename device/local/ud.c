@@ -35,7 +35,7 @@ static enum ibv_wc_status deliver(struct rn_qp *qp, const struct rn_wqe *w,
 	struct rn_ip_fields ip;
 	struct rn_ud_rx rx;
 
-	if (!rn_ud_receiver(dev, w->dest.remote_qpn, qkey, len, &rx))
+	if (!rn_ud_receiver(qp->engine, w->dest.remote_qpn, qkey, len, &rx))
 		return IBV_WC_SUCCESS;
 	ip = (struct rn_ip_fields){
 		.sgid = dev->port.gids[index].raw,
@@ -55,7 +55,7 @@ static enum ibv_wc_status deliver(struct rn_qp *qp, const struct rn_wqe *w,
 		if (w->flags & RN_WQE_INLINE)
 			dma = rn_dma_to(&payload, w->inline_data, len);
 		else
-			dma = rn_dma_copy(src, &payload, len, dev->engine->bounce,
+			dma = rn_dma_copy(src, &payload, len, qp->engine->bounce,
 					  RN_BOUNCE_SIZE);
 	}
 	/* A sender that cannot be read is the sender's error, unless its
@@ -106,17 +106,17 @@ enum ibv_wc_status rn_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 	 */
 	index = ah->attr.sgid_index;
 	if (!rn_port_gid_valid(dev, index)) {
-		dev->port.counters[RN_CNT_NO_ROUTE]++;
+		rn_engine_count(qp->engine, RN_CNT_NO_ROUTE);
 		return IBV_WC_SUCCESS;
 	}
 	memcpy(dgid, ah->attr.dgid, 16);
 	qkey = w->dest.remote_qkey & RN_QKEY_OWN ? qp->attr.qkey :
 						  w->dest.remote_qkey;
 	if (dev->local_on_wire || rn_port_gid_index(dev, dgid) < 0) {
-		const struct rn_network_ops *net = dev->engine->network;
+		const struct rn_network_ops *net = qp->engine->network;
 
 		if (!net) {
-			dev->port.counters[RN_CNT_NO_ROUTE]++;
+			rn_engine_count(qp->engine, RN_CNT_NO_ROUTE);
 			return IBV_WC_SUCCESS;
 		}
 		return net->ud_send(qp, w, &ah->attr, index, dgid, qkey, &src,

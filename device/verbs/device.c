@@ -23,7 +23,8 @@ int rn_device_setup(struct rn_device *dev, uint64_t guid)
 	if (ret)
 		return ret;
 	rn_qp_counters_init(dev);
-	return rn_engine_init(dev) ?: rn_local_init(dev) ?: rn_wire_init(dev);
+	return rn_engine_init(dev) ?: rn_local_init(dev->engine) ?:
+	       rn_wire_init(dev->engine);
 }
 
 /*

@@ -206,6 +206,7 @@ int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *re
 	ret = qpn_assign(qp);
 	if (ret)
 		goto err_handle;
+	qp->engine = client->dev->engine;
 	qp->transport = &rn_local_transport;
 	ret = rn_local_qp_add(qp);
 	if (ret)

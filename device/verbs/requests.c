@@ -107,7 +107,7 @@ static int context_create(struct rn_client *client)
 		      &ev))
 		goto err_wake;
 	rn_list_add_tail(&dev->contexts, &ctx->link);
-	rn_engine_context_added(dev, ctx);
+	rn_engine_context_added(dev->engine, ctx);
 	return 0;
 
 err_wake:
@@ -351,11 +351,15 @@ static int dispatch(struct rn_client *client, struct rn_msg *m,
 	case RN_CTL_QUERY_PORT: {
 		const struct rn_ctl_query_port_req *req = (void *)m->req.buf;
 		struct rn_ctl_query_port_resp *resp = (void *)r->resp.buf;
+		uint64_t counters[RN_CNT_MAX];
 
 		if (req->port != 1)
 			return EINVAL;
 		r->resp.hdr.len = sizeof(*resp);
 		rn_port_query(client->dev, &resp->attr);
+		rn_port_counters(client->dev, counters);
+		resp->attr.qkey_viol_cntr =
+			(uint32_t)counters[RN_CNT_QKEY_VIOLATIONS];
 		return 0;
 	}
 	case RN_CTL_CREATE_AH:

@@ -59,13 +59,13 @@ void rn_wire_retrans_start(struct rn_wire_qp *wq)
 
 	if (t == UINT64_MAX || rn_timer_armed(&wq->retrans_timer))
 		return;
-	rn_timer_arm(&rn_wire_dev(wq)->engine->timers, &wq->retrans_timer, rn_now_ns() + t);
+	rn_timer_arm(&wq->qp->engine->timers, &wq->retrans_timer, rn_now_ns() + t);
 }
 
 /* Progress: the timer runs again from now, or stops if all is answered. */
 static void progress(struct rn_wire_qp *wq)
 {
-	struct rn_timers *ts = &rn_wire_dev(wq)->engine->timers;
+	struct rn_timers *ts = &wq->qp->engine->timers;
 	uint64_t t = rn_ack_timeout_ns(wq->qp->attr.timeout);
 
 	wq->retry_left = wq->qp->attr.retry_cnt;
@@ -257,8 +257,8 @@ static void nak(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 		}
 		rn_wire_requester_rewind(wq, psn);
 		wq->rnr_wait = true;
-		rn_timer_cancel(&rn_wire_dev(wq)->engine->timers, &wq->retrans_timer);
-		rn_timer_arm(&rn_wire_dev(wq)->engine->timers, &wq->rnr_timer,
+		rn_timer_cancel(&wq->qp->engine->timers, &wq->retrans_timer);
+		rn_timer_arm(&wq->qp->engine->timers, &wq->rnr_timer,
 			     rn_now_ns() + rn_rnr_timer_ns(value));
 		return;
 	}

@@ -57,7 +57,7 @@
 void rn_wire_cc_marked(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt,
 		       uint64_t now)
 {
-	struct rn_device *dev = rn_wire_dev(wq);
+	struct rn_wire *w = rn_wire_of(wq);
 	struct rn_pkt cnp = {
 		.opcode = RN_PKT_OPCODE_CNP,
 		.becn = true,
@@ -67,19 +67,19 @@ void rn_wire_cc_marked(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt,
 	if (!(pkt->op->flags & RN_PKT_F_REQ) &&
 	    pkt->op->kind != RN_PKT_K_READ_RESP)
 		return;
-	rn_wire_count(dev, RN_CNT_ECN_MARKED);
+	rn_wire_count(w, RN_CNT_ECN_MARKED);
 	if (wq->cc.cnp_sent && now - wq->cc.cnp_sent < RN_CC_CNP_GAP_NS)
 		return;
 	wq->cc.cnp_sent = now;
-	rn_wire_send(dev, &wq->peer, &cnp, NULL, NULL);
-	rn_wire_count(dev, RN_CNT_CNP_SENT);
+	rn_wire_send(w, &wq->peer, &cnp, NULL, NULL);
+	rn_wire_count(w, RN_CNT_CNP_SENT);
 }
 
 /* ---- reaction point ----------------------------------------------------------- */
 
 static void unlimit(struct rn_wire_qp *wq)
 {
-	struct rn_timers *ts = &rn_wire_dev(wq)->engine->timers;
+	struct rn_timers *ts = &wq->qp->engine->timers;
 
 	rn_timer_cancel(ts, &wq->cc.period_timer);
 	rn_timer_cancel(ts, &wq->cc.pace_timer);
@@ -121,7 +121,7 @@ static void period_over(struct rn_timer *t, uint64_t now)
 			return;
 		}
 	}
-	rn_timer_arm(&rn_wire_dev(wq)->engine->timers, t, now + RN_CC_PERIOD_NS);
+	rn_timer_arm(&wq->qp->engine->timers, t, now + RN_CC_PERIOD_NS);
 }
 
 static void pace_over(struct rn_timer *t, uint64_t now)
@@ -173,7 +173,7 @@ void rn_wire_cc_cut(struct rn_wire_qp *wq, uint64_t now)
 		cc->rate = cc->line;
 		cc->alpha = RN_CC_ONE;
 		cc->next_send = now;
-		rn_timer_arm(&rn_wire_dev(wq)->engine->timers, &cc->period_timer,
+		rn_timer_arm(&wq->qp->engine->timers, &cc->period_timer,
 			     now + RN_CC_PERIOD_NS);
 	}
 	cc->target = cc->rate;
@@ -196,7 +196,7 @@ bool rn_wire_cc_may_send(struct rn_wire_qp *wq, uint64_t now)
 	if (cc->next_send <= now)
 		return true;
 	cc->paced = true;
-	rn_timer_arm(&rn_wire_dev(wq)->engine->timers, &cc->pace_timer, cc->next_send);
+	rn_timer_arm(&wq->qp->engine->timers, &cc->pace_timer, cc->next_send);
 	return false;
 }
 

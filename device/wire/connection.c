@@ -48,11 +48,11 @@ void rn_wire_peer_grh(struct rn_wire_peer *peer, const struct rn_ah_attr *av)
 
 static struct rn_wire_qp *wire_alloc(struct rn_qp *qp)
 {
-	struct rn_device *dev = qp->client->dev;
+	struct rn_engine *e = qp->engine;
 	struct rn_wire_qp *wq;
 	uint32_t n = 1;
 
-	if (rn_timers_reserve(&dev->engine->timers, dev->engine->ntimers + 4))
+	if (rn_timers_reserve(&e->timers, e->ntimers + 4))
 		return NULL;
 	wq = calloc(1, sizeof(*wq));
 	if (!wq)
@@ -72,27 +72,27 @@ static struct rn_wire_qp *wire_alloc(struct rn_qp *qp)
 	rn_wire_cc_init(wq);
 	rn_list_init(&wq->ack_link);
 	rn_list_init(&wq->work_link);
-	dev->engine->ntimers += 4;
-	dev->engine->wire->nqps++;
+	e->ntimers += 4;
+	e->wire->nqps++;
 	return wq;
 }
 
 static void wire_release(struct rn_qp *qp)
 {
 	struct rn_wire_qp *wq = qp->wire;
-	struct rn_device *dev = qp->client->dev;
+	struct rn_engine *e = qp->engine;
 
 	if (!wq)
 		return;
 	rn_wire_requester_stop(wq);
 	rn_wire_responder_stop(wq);
 	rn_wire_responder_free(wq);
-	dev->engine->wire->socks[wq->peer.sgid_index].qps--;
+	e->wire->socks[wq->peer.sgid_index].qps--;
 	free(wq->sends);
 	free(wq);
 	qp->wire = NULL;
-	dev->engine->ntimers -= 4;
-	dev->engine->wire->nqps--;
+	e->ntimers -= 4;
+	e->wire->nqps--;
 }
 
 int rn_wire_qp_connect(struct rn_qp *qp, unsigned int sgid_index,
@@ -106,12 +106,12 @@ int rn_wire_qp_connect(struct rn_qp *qp, unsigned int sgid_index,
 	rn_wire_peer_grh(&peer, &qp->attr.ah_attr);
 	peer.qpn = qp->qpn;
 	if (qp->wire)
-		dev->engine->wire->socks[qp->wire->peer.sgid_index].qps--;
+		qp->engine->wire->socks[qp->wire->peer.sgid_index].qps--;
 	else if (!(qp->wire = wire_alloc(qp)))
 		return ENOMEM;
 	qp->transport = &rn_wire_transport;
 	qp->wire->peer = peer;
-	dev->engine->wire->socks[peer.sgid_index].qps++;
+	qp->engine->wire->socks[peer.sgid_index].qps++;
 	qp->wire->mtu = 128u << qp->attr.path_mtu;
 	qp->wire->transport = rn_qp_transport(qp->qp_type);
 	return rn_wire_responder_init(qp->wire);

@@ -50,12 +50,12 @@ enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 	};
 
 	if (!rn_wire_peer_of(dev, sgid_index, dgid, &peer)) {
-		dev->port.counters[RN_CNT_NO_ROUTE]++;
+		rn_wire_count(qp->engine->wire, RN_CNT_NO_ROUTE);
 		return IBV_WC_SUCCESS;
 	}
 	rn_wire_peer_grh(&peer, av);
 	peer.qpn = qp->qpn;
-	switch (rn_wire_send(dev, &peer, &p, fill_datagram, &u)) {
+	switch (rn_wire_send(qp->engine->wire, &peer, &p, fill_datagram, &u)) {
 	case RN_DMA_OK:
 	case RN_DMA_GONE:
 		break;
@@ -76,11 +76,12 @@ void rn_wire_gsi_send(struct rn_device *dev, int sgid_index,
 		      uint32_t dqpn, uint32_t qkey, const uint8_t *mad,
 		      uint32_t len)
 {
+	struct rn_wire *w = dev->engine->wire;
 	struct rn_wire_peer peer;
 	struct rn_pkt p = {
 		.opcode = RN_PKT_UD | RN_PKT_OP_SEND_ONLY,
 		.dqpn = dqpn,
-		.psn = dev->engine->wire->gsi_psn++ & RN_PKT_MASK24,
+		.psn = w->gsi_psn++ & RN_PKT_MASK24,
 		.deth = { qkey, 1 },
 		.payload = mad,
 		.payload_len = len,
@@ -88,18 +89,18 @@ void rn_wire_gsi_send(struct rn_device *dev, int sgid_index,
 
 	if (sgid_index < 0 ||
 	    !rn_wire_peer_of(dev, (unsigned int)sgid_index, dgid, &peer)) {
-		rn_wire_count(dev, RN_CNT_NO_ROUTE);
+		rn_wire_count(w, RN_CNT_NO_ROUTE);
 		return;
 	}
 	peer.tclass = tclass;
 	peer.hop_limit = hop_limit;
 	peer.qpn = 1;
-	rn_wire_send(dev, &peer, &p, NULL, NULL);
-	rn_wire_flush(dev);
+	rn_wire_send(w, &peer, &p, NULL, NULL);
+	rn_wire_flush(w);
 }
 
 /* A datagram to QP1: to whoever took QP1 (rn_wire_set_gsi). */
-static void gsi_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
+static void gsi_recv(struct rn_wire *w, const struct rn_wire_pkt *pkt)
 {
 	const struct rn_pkt *p = &pkt->p;
 	struct rn_wire_gsi g = {
@@ -113,16 +114,16 @@ static void gsi_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 		.mad = p->payload,
 		.len = p->payload_len,
 	};
-	rn_wire_gsi_fn fn = dev->engine->wire->gsi_recv;
+	rn_wire_gsi_fn fn = w->gsi_recv;
 
 	if (!fn)
 		return;
 	rn_gid_from_sockaddr(g.sgid, pkt->from);
 	rn_gid_from_sockaddr(g.dgid, &pkt->sock->local.sa);
-	fn(dev, &g);
+	fn(w->dev, &g);
 }
 
-void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
+void rn_wire_ud_recv(struct rn_wire *w, const struct rn_wire_pkt *pkt)
 {
 	const struct rn_pkt *p = &pkt->p;
 	uint8_t sgid[16], dgid[16];
@@ -138,13 +139,13 @@ void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 	 */
 	if (p->dqpn == 1) {
 		if (p->deth.qkey != RN_GSI_QKEY) {
-			dev->port.counters[RN_CNT_QKEY_VIOLATIONS]++;
+			rn_wire_count(w, RN_CNT_QKEY_VIOLATIONS);
 			return;
 		}
-		gsi_recv(dev, pkt);
+		gsi_recv(w, pkt);
 		return;
 	}
-	if (!rn_ud_receiver(dev, p->dqpn, p->deth.qkey, p->payload_len, &rx))
+	if (!rn_ud_receiver(w->engine, p->dqpn, p->deth.qkey, p->payload_len, &rx))
 		return;
 	rn_gid_from_sockaddr(sgid, pkt->from);
 	rn_gid_from_sockaddr(dgid, (const struct sockaddr *)&pkt->sock->local);

@@ -28,7 +28,7 @@ struct held {
 /* The held timer exists (room reserved for it) while packets are held. */
 static void none_held(struct rn_wire *w)
 {
-	struct rn_engine *e = w->dev->engine;
+	struct rn_engine *e = w->engine;
 
 	rn_timer_cancel(&e->timers, &w->held_timer);
 	e->ntimers--;
@@ -37,7 +37,7 @@ static void none_held(struct rn_wire *w)
 static void release(struct rn_wire *w, struct held *h)
 {
 	rn_list_del(&h->link);
-	rn_wire_send_again(w->dev, h->si, &h->tx);
+	rn_wire_send_again(w, h->si, &h->tx);
 	free(h);
 	if (!--w->nheld)
 		none_held(w);
@@ -46,7 +46,7 @@ static void release(struct rn_wire *w, struct held *h)
 /* The held timer runs for the earliest 'when'. */
 static void rearm(struct rn_wire *w)
 {
-	struct rn_timers *ts = &w->dev->engine->timers;
+	struct rn_timers *ts = &w->engine->timers;
 	uint64_t first = UINT64_MAX;
 	struct rn_list *pos, *tmp;
 
@@ -77,7 +77,7 @@ static void held_due(struct rn_timer *t, uint64_t now)
 static bool hold(struct rn_wire *w, const struct rn_wire_tx *tx,
 		 unsigned int si, uint64_t delay_ns, bool after_next)
 {
-	struct rn_engine *e = w->dev->engine;
+	struct rn_engine *e = w->engine;
 	struct held *h = malloc(sizeof(*h));
 
 	if (!h)
@@ -102,11 +102,10 @@ static bool hold(struct rn_wire *w, const struct rn_wire_tx *tx,
 	return true;
 }
 
-enum rn_wire_fault_tx rn_wire_fault_tx(struct rn_device *dev,
+enum rn_wire_fault_tx rn_wire_fault_tx(struct rn_wire *w,
 				       struct rn_wire_tx *tx, unsigned int si)
 {
-	struct rn_wire *w = dev->engine->wire;
-	struct rn_qp *qp = rn_qp_by_qpn(dev, tx->qpn);
+	struct rn_qp *qp = rn_qp_by_qpn(w->dev, tx->qpn);
 	struct rn_fault f;
 
 	if (!qp || !qp->faults)
@@ -134,9 +133,8 @@ enum rn_wire_fault_tx rn_wire_fault_tx(struct rn_device *dev,
 	}
 }
 
-void rn_wire_fault_sent(struct rn_device *dev, uint32_t qpn)
+void rn_wire_fault_sent(struct rn_wire *w, uint32_t qpn)
 {
-	struct rn_wire *w = dev->engine->wire;
 	struct rn_list *pos, *tmp;
 	bool any = false;
 

@@ -272,9 +272,10 @@ struct rn_wire_rx {
 	_Alignas(struct cmsghdr) uint8_t cmsg[128];
 };
 
-/* The device's transport. */
+/* An engine's share of the transport: its sockets, batches and stages. */
 struct rn_wire {
 	struct rn_device *dev;
+	struct rn_engine *engine;
 	struct rn_wire_sock socks[RN_GID_TABLE_LEN];
 	struct rn_icrc_solver solver;
 	uint32_t nqps; /* QPs on the wire: while any, every pass reads */
@@ -320,13 +321,19 @@ static inline struct rn_device *rn_wire_dev(const struct rn_wire_qp *wq)
 	return wq->qp->client->dev;
 }
 
-/* One more of the port's counter c (per-QP ones: rn_count_qp). */
-static inline void rn_wire_count(struct rn_device *dev, enum rn_counter c)
+/* The wire of the engine that owns wq's QP. */
+static inline struct rn_wire *rn_wire_of(const struct rn_wire_qp *wq)
 {
-	dev->port.counters[c]++;
+	return wq->qp->engine->wire;
 }
 
-void rn_wire_flush(struct rn_device *dev);
+/* One more of the port's counter c (per-QP ones: rn_count_qp). */
+static inline void rn_wire_count(struct rn_wire *w, enum rn_counter c)
+{
+	rn_engine_count(w->engine, c);
+}
+
+void rn_wire_flush(struct rn_wire *w);
 /*
  * One packet off a socket (netio.c), buf[0, len): parsed, its ICRC checked
  * against pkt's addresses, counted and handed to the QP it names.  pkt
@@ -334,19 +341,19 @@ void rn_wire_flush(struct rn_device *dev);
  * here.  The end of a receive batch (rn_wire_write_flush, then
  * rn_wire_send_acks) is the caller's.
  */
-void rn_wire_receive_packet(struct rn_device *dev, struct rn_wire_pkt pkt,
+void rn_wire_receive_packet(struct rn_wire *w, struct rn_wire_pkt pkt,
 			    uint8_t *buf, size_t len);
 socklen_t rn_wire_gid_addr(const struct rn_device *dev, const uint8_t *gid,
 			   struct sockaddr_in6 *v6, struct sockaddr_in *v4);
 /* Writes len payload bytes at dst (of a packet being built). */
 typedef enum rn_dma_status (*rn_wire_fill_fn)(void *arg, uint8_t *dst,
 					      uint32_t len);
-enum rn_dma_status rn_wire_send(struct rn_device *dev,
+enum rn_dma_status rn_wire_send(struct rn_wire *w,
 				const struct rn_wire_peer *peer,
 				const struct rn_pkt *p, rn_wire_fill_fn fill,
 				void *arg);
 /* A packet built before (held back by a fault) goes out from socket si. */
-void rn_wire_send_again(struct rn_device *dev, unsigned int si,
+void rn_wire_send_again(struct rn_wire *w, unsigned int si,
 			const struct rn_wire_tx *tx);
 
 /* fault.c: what the sending QP's rules (engine/fault.h) make of a packet */
@@ -356,10 +363,10 @@ enum rn_wire_fault_tx {
 	RN_WIRE_TX_TWICE, /* it goes, and a copy after it */
 };
 /* tx, built from socket si and not yet queued; marks and ICRCs in place. */
-enum rn_wire_fault_tx rn_wire_fault_tx(struct rn_device *dev,
+enum rn_wire_fault_tx rn_wire_fault_tx(struct rn_wire *w,
 				       struct rn_wire_tx *tx, unsigned int si);
 /* A packet of QP qpn went: what waited to follow it goes too. */
-void rn_wire_fault_sent(struct rn_device *dev, uint32_t qpn);
+void rn_wire_fault_sent(struct rn_wire *w, uint32_t qpn);
 void rn_wire_fault_init(struct rn_wire *w);
 void rn_wire_fault_free(struct rn_wire *w);
 
@@ -378,16 +385,16 @@ bool rn_wire_peer_of(const struct rn_device *dev, unsigned int sgid_index,
 
 /* stage.c */
 /* May packet pkt for wq join the payload staged now? */
-bool rn_wire_write_joins(const struct rn_device *dev,
+bool rn_wire_write_joins(const struct rn_wire *w,
 			 const struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
 /* The staged payload to memory, then the receive completions it holds;
  * returns the QP whose write failed (or that failed meanwhile), or NULL.
  */
-struct rn_wire_qp *rn_wire_write_flush(struct rn_device *dev);
+struct rn_wire_qp *rn_wire_write_flush(struct rn_wire *w);
 /* The payload alone, before packets leave: a failure, and the receive
  * completions, wait for the next flush.
  */
-void rn_wire_write_out(struct rn_device *dev);
+void rn_wire_write_out(struct rn_wire *w);
 /* wq fails (an error completion follows): what it staged is written, come
  * what may, before the completion hands the buffer back, and the receives
  * it held complete (LOC_PROT_ERR where the write failed).
@@ -457,11 +464,11 @@ int rn_wire_responder_init(struct rn_wire_qp *wq);
 void rn_wire_responder_stop(struct rn_wire_qp *wq);
 void rn_wire_responder_free(struct rn_wire_qp *wq);
 void rn_wire_responder_recv(struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt);
-void rn_wire_send_acks(struct rn_device *dev);
-bool rn_wire_reply(struct rn_device *dev, uint64_t now);
+void rn_wire_send_acks(struct rn_wire *w);
+bool rn_wire_reply(struct rn_wire *w, uint64_t now);
 
 /* datagram.c */
-void rn_wire_ud_recv(struct rn_device *dev, const struct rn_wire_pkt *pkt);
+void rn_wire_ud_recv(struct rn_wire *w, const struct rn_wire_pkt *pkt);
 enum ibv_wc_status rn_wire_ud_send(struct rn_qp *qp, const struct rn_wqe *w,
 				   const struct rn_ah_attr *av,
 				   unsigned int sgid_index, const uint8_t *dgid,

@@ -140,20 +140,20 @@ static void size_buffers(int fd)
 		set_int(fd, SOL_SOCKET, SO_SNDBUF, v);
 }
 
-static void sock_close(struct rn_device *dev, struct rn_wire_sock *s)
+static void sock_close(struct rn_wire *w, struct rn_wire_sock *s)
 {
 	if (s->fd < 0)
 		return;
-	epoll_ctl(dev->engine->epoll_fd, EPOLL_CTL_DEL, s->fd, NULL);
+	epoll_ctl(w->engine->epoll_fd, EPOLL_CTL_DEL, s->fd, NULL);
 	close(s->fd);
 	s->fd = -1;
 }
 
-static int sock_open(struct rn_device *dev, struct rn_wire_sock *s,
+static int sock_open(struct rn_wire *w, struct rn_wire_sock *s,
 		     const uint8_t *gid)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->watch };
-	socklen_t len = rn_wire_gid_addr(dev, gid, &s->local.v6, &s->local.v4);
+	socklen_t len = rn_wire_gid_addr(w->dev, gid, &s->local.v6, &s->local.v4);
 	int fd;
 
 	s->family = s->local.v4.sin_family;
@@ -185,7 +185,7 @@ static int sock_open(struct rn_device *dev, struct rn_wire_sock *s,
 	 */
 	set_int(fd, SOL_UDP, UDP_GRO, 1);
 	if (bind(fd, (struct sockaddr *)&s->local, len) ||
-	    epoll_ctl(dev->engine->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
+	    epoll_ctl(w->engine->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
 		int ret = errno;
 
 		close(fd);
@@ -209,14 +209,14 @@ static bool sock_matches(const struct rn_device *dev,
 }
 
 /* Entry i's socket for gid, 0 or why not; told when that changes. */
-static int sock_for(struct rn_device *dev, unsigned int i, const uint8_t *gid)
+static int sock_for(struct rn_wire *w, unsigned int i, const uint8_t *gid)
 {
-	struct rn_wire_sock *s = &dev->engine->wire->socks[i];
-	int was = dev->port.gid_errors[i], ret;
+	struct rn_wire_sock *s = &w->socks[i];
+	int was = w->dev->port.gid_errors[i], ret;
 	char a[INET6_ADDRSTRLEN] = "?";
 
 	s->gid_index = i;
-	ret = sock_open(dev, s, gid);
+	ret = sock_open(w, s, gid);
 	if (ret == was)
 		return ret;
 	if (rn_gid_is_ipv4(gid))
@@ -225,11 +225,11 @@ static int sock_for(struct rn_device *dev, unsigned int i, const uint8_t *gid)
 		inet_ntop(AF_INET6, gid, a, sizeof(a));
 	if (ret)
 		rn_warn("%s: GID %u (%s): cannot bind UDP port %u: %s%s\n",
-			dev->name, i, a, RN_PKT_UDP_DPORT, strerror(ret),
+			w->dev->name, i, a, RN_PKT_UDP_DPORT, strerror(ret),
 			ret == EADDRINUSE ? " (another RoCE stack in this network "
 					    "namespace, such as rdma_rxe?)" : "");
 	else
-		rn_info("%s: GID %u (%s): UDP port %u bound\n", dev->name, i, a,
+		rn_info("%s: GID %u (%s): UDP port %u bound\n", w->dev->name, i, a,
 			RN_PKT_UDP_DPORT);
 	return ret;
 }
@@ -246,16 +246,16 @@ unsigned int rn_wire_addresses_changed(struct rn_device *dev)
 	struct rn_wire *w = dev->engine->wire;
 	unsigned int i, unbound = 0;
 
-	rn_wire_flush(dev);
+	rn_wire_flush(w);
 	for (i = 0; i < RN_GID_TABLE_LEN; i++) {
 		struct rn_wire_sock *s = &w->socks[i];
 		const uint8_t *gid = dev->port.gids[i].raw;
 
 		if (!rn_gid_is_zero(gid) && sock_matches(dev, s, gid))
 			continue;
-		sock_close(dev, s);
+		sock_close(w, s);
 		dev->port.gid_errors[i] = rn_gid_is_zero(gid) ? 0 :
-							      sock_for(dev, i, gid);
+							      sock_for(w, i, gid);
 		/* A loopback GID is one without its socket: no retry. */
 		unbound += !rn_port_gid_valid(dev, i) && !rn_gid_is_zero(gid);
 	}
@@ -266,11 +266,13 @@ void rn_wire_close(struct rn_device *dev)
 {
 	unsigned int i;
 
-	if (!dev->engine || !dev->engine->wire)
+	struct rn_wire *w = dev->engine ? dev->engine->wire : NULL;
+
+	if (!w)
 		return;
 	for (i = 0; i < RN_GID_TABLE_LEN; i++)
-		sock_close(dev, &dev->engine->wire->socks[i]);
-	rn_wire_fault_free(dev->engine->wire);
+		sock_close(w, &w->socks[i]);
+	rn_wire_fault_free(w);
 }
 
 /* ---- sending ------------------------------------------------------------------ */
@@ -381,7 +383,7 @@ static size_t tx_control(const struct rn_wire_sock *s,
  * runs on this socket), sent again packet by packet, each sealed for the
  * ID 0 it now leaves with.
  */
-static void send_singly(struct rn_device *dev, struct rn_wire_sock *s,
+static void send_singly(struct rn_wire *w, struct rn_wire_sock *s,
 			struct rn_wire_tx *first, unsigned int nseg)
 {
 	unsigned int i;
@@ -404,14 +406,13 @@ static void send_singly(struct rn_device *dev, struct rn_wire_sock *s,
 		if (!mh.msg_controllen)
 			mh.msg_control = NULL;
 		if (sendmsg(s->fd, &mh, MSG_DONTWAIT) < 0)
-			rn_wire_count(dev, RN_CNT_SEND_ERR);
+			rn_wire_count(w, RN_CNT_SEND_ERR);
 	}
 }
 
 /* Hand the batch to the kernel; what it refuses is dropped and counted. */
-void rn_wire_flush(struct rn_device *dev)
+void rn_wire_flush(struct rn_wire *w)
 {
-	struct rn_wire *w = dev->engine->wire;
 	struct rn_wire_sock *s;
 	struct mmsghdr msgs[RN_WIRE_TX_BATCH];
 	struct iovec iov[RN_WIRE_TX_BATCH];
@@ -420,7 +421,7 @@ void rn_wire_flush(struct rn_device *dev)
 	unsigned int i, nmsg = 0, done = 0;
 
 	/* No packet says a WRITE arrived before its payload is in memory. */
-	rn_wire_write_out(dev);
+	rn_wire_write_out(w);
 	if (!w->ntx)
 		return;
 	s = &w->socks[w->tx_sock];
@@ -465,27 +466,26 @@ void rn_wire_flush(struct rn_device *dev)
 			if (s->gso)
 				rn_info("wire: the kernel refuses UDP GSO on this route: packets leave one by one\n");
 			s->gso = false;
-			send_singly(dev, s, &w->tx[first[done]], nseg[done]);
+			send_singly(w, s, &w->tx[first[done]], nseg[done]);
 		} else {
 			/* Full buffers, no route, a message over the path
 			 * MTU: these packets are lost, as on a wire; the
 			 * transport recovers them.
 			 */
 			for (i = 0; i < nseg[done]; i++)
-				rn_wire_count(dev, RN_CNT_SEND_ERR);
+				rn_wire_count(w, RN_CNT_SEND_ERR);
 		}
 		done++;
 	}
-	if (rn_capturing(dev))
+	if (rn_capturing(w->dev))
 		for (i = 0; i < w->ntx; i++)
-			rn_wire_capture_tx(dev, s, &w->tx[i]);
+			rn_wire_capture_tx(w->dev, s, &w->tx[i]);
 	w->ntx = 0;
 }
 
 /* The packet built at tx[ntx] joins the batch, from socket si. */
-static void queue(struct rn_device *dev, unsigned int si)
+static void queue(struct rn_wire *w, unsigned int si)
 {
-	struct rn_wire *w = dev->engine->wire;
 	struct rn_wire_sock *s = &w->socks[si];
 	struct rn_wire_tx *tx = &w->tx[w->ntx];
 
@@ -494,7 +494,7 @@ static void queue(struct rn_device *dev, unsigned int si)
 	seal(s, tx, tx->seg);
 	w->tx_sock = si;
 	w->ntx++;
-	rn_wire_count(dev, RN_CNT_SENT_PKTS);
+	rn_wire_count(w, RN_CNT_SENT_PKTS);
 }
 
 /*
@@ -503,12 +503,11 @@ static void queue(struct rn_device *dev, unsigned int si)
  * for is a packet dropped here (counted), as a NIC without a route drops
  * it: the transport's timers deal with it.  Returns what fill returned.
  */
-enum rn_dma_status rn_wire_send(struct rn_device *dev,
+enum rn_dma_status rn_wire_send(struct rn_wire *w,
 				const struct rn_wire_peer *peer,
 				const struct rn_pkt *p, rn_wire_fill_fn fill,
 				void *arg)
 {
-	struct rn_wire *w = dev->engine->wire;
 	unsigned int si = peer->sgid_index;
 	struct rn_wire_sock *s = &w->socks[si];
 	unsigned int hdr = rn_pkt_hdr_len(p->opcode);
@@ -517,11 +516,11 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 	enum rn_dma_status st;
 
 	if (s->fd < 0 || s->family != peer->family) {
-		rn_wire_count(dev, RN_CNT_NO_ROUTE);
+		rn_wire_count(w, RN_CNT_NO_ROUTE);
 		return RN_DMA_OK;
 	}
 	if (w->ntx && (w->tx_sock != (int)si || w->ntx == RN_WIRE_TX_BATCH))
-		rn_wire_flush(dev);
+		rn_wire_flush(w);
 	tx = &w->tx[w->ntx];
 	if (fill && q.payload_len) {
 		st = fill(arg, tx->buf + hdr, q.payload_len);
@@ -545,40 +544,39 @@ enum rn_dma_status rn_wire_send(struct rn_device *dev,
 	tx->qpn = peer->qpn;
 	tx->bad_icrc = false;
 	memcpy(&tx->to, &peer->addr, tx->tolen);
-	if (!dev->engine->faulty_qps) {
-		queue(dev, si);
+	if (!w->engine->faulty_qps) {
+		queue(w, si);
 		return RN_DMA_OK;
 	}
-	switch (rn_wire_fault_tx(dev, tx, si)) {
+	switch (rn_wire_fault_tx(w, tx, si)) {
 	case RN_WIRE_TX_AS_IS:
-		queue(dev, si);
+		queue(w, si);
 		break;
 	case RN_WIRE_TX_TAKEN:
 		return RN_DMA_OK;
 	case RN_WIRE_TX_TWICE:
-		queue(dev, si);
-		rn_wire_send_again(dev, si, &w->tx[w->ntx - 1]);
+		queue(w, si);
+		rn_wire_send_again(w, si, &w->tx[w->ntx - 1]);
 		break;
 	}
-	rn_wire_fault_sent(dev, tx->qpn);
+	rn_wire_fault_sent(w, tx->qpn);
 	return RN_DMA_OK;
 }
 
-void rn_wire_send_again(struct rn_device *dev, unsigned int si,
+void rn_wire_send_again(struct rn_wire *w, unsigned int si,
 			const struct rn_wire_tx *tx)
 {
-	struct rn_wire *w = dev->engine->wire;
 	struct rn_wire_sock *s = &w->socks[si];
 
 	/* Its address gone since it was built (held back by a fault). */
 	if (s->fd < 0 || s->family != tx->to.sa.sa_family) {
-		rn_wire_count(dev, RN_CNT_NO_ROUTE);
+		rn_wire_count(w, RN_CNT_NO_ROUTE);
 		return;
 	}
 	if (w->ntx && (w->tx_sock != (int)si || w->ntx == RN_WIRE_TX_BATCH))
-		rn_wire_flush(dev);
+		rn_wire_flush(w);
 	memcpy(&w->tx[w->ntx], tx, sizeof(*tx));
-	queue(dev, si);
+	queue(w, si);
 }
 
 /* ---- receiving ---------------------------------------------------------------- */
@@ -664,10 +662,10 @@ static enum rn_pkt_status check_icrc(struct rn_wire *w, struct rn_wire_pkt *pkt,
 }
 
 /* The QP a packet of a connected transport is for, if it may take it. */
-static struct rn_wire_qp *connected_qp(struct rn_device *dev,
+static struct rn_wire_qp *connected_qp(struct rn_wire *w,
 				       const struct rn_wire_pkt *pkt)
 {
-	struct rn_qp *qp = rn_qp_by_qpn(dev, pkt->p.dqpn);
+	struct rn_qp *qp = rn_qp_by_qpn(w->dev, pkt->p.dqpn);
 	struct rn_wire_qp *wq = qp ? qp->wire : NULL;
 	bool request = pkt->op->flags & RN_PKT_F_REQ;
 
@@ -682,40 +680,40 @@ static struct rn_wire_qp *connected_qp(struct rn_device *dev,
 }
 
 /* A CNP: the QP it names slows down, if it sends to where the CNP came from. */
-static void cnp_received(struct rn_device *dev, const struct rn_wire_pkt *pkt)
+static void cnp_received(struct rn_wire *w, const struct rn_wire_pkt *pkt)
 {
-	struct rn_qp *qp = rn_qp_by_qpn(dev, pkt->p.dqpn);
+	struct rn_qp *qp = rn_qp_by_qpn(w->dev, pkt->p.dqpn);
 	struct rn_wire_qp *wq = qp ? qp->wire : NULL;
 
 	if (!wq || !wq->sends || !peer_is(&wq->peer, pkt)) {
-		rn_wire_count(dev, RN_CNT_CNP_IGNORED);
+		rn_wire_count(w, RN_CNT_CNP_IGNORED);
 		return;
 	}
-	rn_wire_count(dev, RN_CNT_CNP_HANDLED);
+	rn_wire_count(w, RN_CNT_CNP_HANDLED);
 	rn_wire_cc_cut(wq, rn_now_ns());
 }
 
-static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
+static void dispatch(struct rn_wire *w, const struct rn_wire_pkt *pkt)
 {
 	struct rn_wire_qp *wq;
 
 	switch (rn_pkt_transport(pkt->p.opcode)) {
 	case RN_PKT_CN:
-		rn_wire_write_flush(dev);
-		cnp_received(dev, pkt);
+		rn_wire_write_flush(w);
+		cnp_received(w, pkt);
 		return;
 	case RN_PKT_UD:
-		rn_wire_write_flush(dev);
-		rn_wire_ud_recv(dev, pkt);
+		rn_wire_write_flush(w);
+		rn_wire_ud_recv(w, pkt);
 		return;
 	default:
 		break;
 	}
-	wq = connected_qp(dev, pkt);
-	if (!wq || !rn_wire_write_joins(dev, wq, pkt))
-		rn_wire_write_flush(dev);
+	wq = connected_qp(w, pkt);
+	if (!wq || !rn_wire_write_joins(w, wq, pkt))
+		rn_wire_write_flush(w);
 	if (!wq) {
-		rn_wire_count(dev, RN_CNT_NO_QP);
+		rn_wire_count(w, RN_CNT_NO_QP);
 		return;
 	}
 	/* Most packets arrive ECN-capable (ECT(0)) and unmarked. */
@@ -728,7 +726,7 @@ static void dispatch(struct rn_device *dev, const struct rn_wire_pkt *pkt)
 }
 
 /* One packet, buf[0, len), of what arrived as pkt says. */
-void rn_wire_receive_packet(struct rn_device *dev, struct rn_wire_pkt pkt,
+void rn_wire_receive_packet(struct rn_wire *w, struct rn_wire_pkt pkt,
 			    uint8_t *buf, size_t len)
 {
 	enum rn_pkt_status parsed, st;
@@ -736,28 +734,28 @@ void rn_wire_receive_packet(struct rn_device *dev, struct rn_wire_pkt pkt,
 	/* A capture sees packets as they came, bad ones too. */
 	st = parsed = rn_pkt_parse(buf, len, &pkt.p);
 	if (!parsed)
-		st = check_icrc(dev->engine->wire, &pkt, buf, len);
-	if (rn_capturing(dev))
-		rn_wire_capture_rx(dev, &pkt, buf, len);
+		st = check_icrc(w, &pkt, buf, len);
+	if (rn_capturing(w->dev))
+		rn_wire_capture_rx(w->dev, &pkt, buf, len);
 	if (parsed) {
-		rn_wire_count(dev, RN_CNT_RX_MALFORMED);
+		rn_wire_count(w, RN_CNT_RX_MALFORMED);
 		return;
 	}
 	if (st) {
-		rn_wire_count(dev, RN_CNT_RX_ICRC);
+		rn_wire_count(w, RN_CNT_RX_ICRC);
 		return;
 	}
 	pkt.op = rn_pkt_op(pkt.p.opcode);
 	pkt.udp_len = 8 + len;
-	rn_wire_count(dev, RN_CNT_RCVD_PKTS);
-	dispatch(dev, &pkt);
+	rn_wire_count(w, RN_CNT_RCVD_PKTS);
+	dispatch(w, &pkt);
 }
 
 /*
  * A datagram: one packet, or (GRO) a run of packets of one size from one
  * sender, the last one maybe shorter, each checked on its own.
  */
-static void receive(struct rn_device *dev, struct rn_wire_sock *s,
+static void receive(struct rn_wire *w, struct rn_wire_sock *s,
 		    struct rn_wire_rx *rx, struct mmsghdr *m)
 {
 	struct rn_wire_pkt pkt = {
@@ -769,7 +767,7 @@ static void receive(struct rn_device *dev, struct rn_wire_sock *s,
 
 	if (m->msg_hdr.msg_flags & MSG_TRUNC || m->msg_hdr.msg_namelen == 0 ||
 	    pkt.from->sa_family != s->family) {
-		rn_wire_count(dev, RN_CNT_RX_MALFORMED);
+		rn_wire_count(w, RN_CNT_RX_MALFORMED);
 		return;
 	}
 	each = read_cmsgs(&m->msg_hdr, &pkt);
@@ -777,18 +775,17 @@ static void receive(struct rn_device *dev, struct rn_wire_sock *s,
 		each = len;
 	/* No packet is longer than the largest MTU's (nor empty). */
 	if (!each || each > RN_WIRE_PKT_MAX) {
-		rn_wire_count(dev, RN_CNT_RX_MALFORMED);
+		rn_wire_count(w, RN_CNT_RX_MALFORMED);
 		return;
 	}
 	for (off = 0; off < len; off += each)
-		rn_wire_receive_packet(dev, pkt, rx->buf + off,
+		rn_wire_receive_packet(w, pkt, rx->buf + off,
 				       len - off < each ? len - off : each);
 }
 
 /* One batch from socket s; returns how many packets it held. */
-static int receive_batch(struct rn_device *dev, struct rn_wire_sock *s)
+static int receive_batch(struct rn_wire *w, struct rn_wire_sock *s)
 {
-	struct rn_wire *w = dev->engine->wire;
 	struct mmsghdr msgs[RN_WIRE_RX_BATCH];
 	struct iovec iov[RN_WIRE_RX_BATCH];
 	int i, n;
@@ -806,10 +803,10 @@ static int receive_batch(struct rn_device *dev, struct rn_wire_sock *s)
 	}
 	n = recvmmsg(s->fd, msgs, RN_WIRE_RX_BATCH, MSG_DONTWAIT, NULL);
 	for (i = 0; i < n; i++)
-		receive(dev, s, &w->rx[i], &msgs[i]);
-	rn_wire_write_flush(dev);
+		receive(w, s, &w->rx[i], &msgs[i]);
+	rn_wire_write_flush(w);
 	/* The ACKs this batch asked for, coalesced: one per QP. */
-	rn_wire_send_acks(dev);
+	rn_wire_send_acks(w);
 	return n;
 }
 
@@ -817,11 +814,11 @@ static int receive_batch(struct rn_device *dev, struct rn_wire_sock *s)
  * Work the transport has without waiting for a packet or a timer: READ
  * responses or atomic ACKs of a QP the pacer does not hold.
  */
-static bool responses_pending(const struct rn_device *dev)
+static bool responses_pending(const struct rn_wire *w)
 {
 	struct rn_list *pos, *tmp;
 
-	rn_list_for_each_safe(pos, tmp, &dev->engine->wire->work) {
+	rn_list_for_each_safe(pos, tmp, &w->work) {
 		const struct rn_wire_qp *wq =
 			rn_container_of(pos, struct rn_wire_qp, work_link);
 
@@ -832,13 +829,13 @@ static bool responses_pending(const struct rn_device *dev)
 }
 
 /* Take what arrived on socket s (a few batches at most). */
-static bool receive_from(struct rn_device *dev, struct rn_wire_sock *s)
+static bool receive_from(struct rn_wire *w, struct rn_wire_sock *s)
 {
 	bool progress = false;
 	unsigned int round;
 
 	for (round = 0; s->fd >= 0 && round < RN_WIRE_RX_ROUNDS; round++) {
-		int n = receive_batch(dev, s);
+		int n = receive_batch(w, s);
 
 		if (n <= 0)
 			break;
@@ -855,50 +852,67 @@ static bool receive_from(struct rn_device *dev, struct rn_wire_sock *s)
  * calls rn_wire_readable: a system call per pass per idle socket would
  * cost the local path.
  */
-static bool receive_all(struct rn_device *dev)
+static bool receive_all(struct rn_wire *w)
 {
-	struct rn_wire *w = dev->engine->wire;
 	bool progress = false;
 	unsigned int i;
 
 	for (i = 0; i < RN_GID_TABLE_LEN; i++)
 		if (w->socks[i].qps)
-			progress |= receive_from(dev, &w->socks[i]);
-	rn_wire_flush(dev);
+			progress |= receive_from(w, &w->socks[i]);
+	rn_wire_flush(w);
 	return progress;
 }
 
-/* The event loop saw socket s readable (struct rn_wire_sock *). */
-void rn_wire_readable(struct rn_device *dev, void *sock)
+/* Engine e's epoll saw socket s readable (its struct rn_wire_sock *). */
+void rn_wire_readable(struct rn_engine *e, void *sock)
 {
-	receive_from(dev, sock);
-	rn_wire_flush(dev);
+	receive_from(e->wire, sock);
+	rn_wire_flush(e->wire);
 }
 
 /* ---- the wire as the engine sees it ---------------------------------------- */
 
 /* The engine's look at the wire, every pass: only while QPs are on it. */
-static bool network_receive(struct rn_device *dev)
+static bool network_receive(struct rn_engine *e)
 {
-	return dev->engine->wire->nqps && receive_all(dev);
+	return e->wire->nqps && receive_all(e->wire);
+}
+
+static bool network_reply(struct rn_engine *e, uint64_t now)
+{
+	return rn_wire_reply(e->wire, now);
+}
+
+static void network_flush(struct rn_engine *e)
+{
+	rn_wire_flush(e->wire);
+}
+
+static bool network_pending(const struct rn_engine *e)
+{
+	return responses_pending(e->wire);
 }
 
 static const struct rn_network_ops wire_network = {
 	.receive = network_receive,
-	.reply = rn_wire_reply,
-	.flush = rn_wire_flush,
-	.pending = responses_pending,
+	.reply = network_reply,
+	.flush = network_flush,
+	.pending = network_pending,
 	.ud_send = rn_wire_ud_send,
 };
 
-int rn_wire_init(struct rn_device *dev)
+/* Engine e's share of the wire. */
+int rn_wire_init(struct rn_engine *e)
 {
+	struct rn_device *dev = e->dev;
 	struct rn_wire *w = calloc(1, sizeof(*w));
 	unsigned int i;
 
 	if (!w)
 		return ENOMEM;
 	w->dev = dev;
+	w->engine = e;
 	for (i = 0; i < RN_GID_TABLE_LEN; i++)
 		w->socks[i].fd = -1;
 	rn_list_init(&w->acks);
@@ -906,8 +920,8 @@ int rn_wire_init(struct rn_device *dev)
 	rn_icrc_solver_init(&w->solver);
 	pick_crc(dev);
 	rn_wire_fault_init(w);
-	dev->engine->wire = w;
-	rn_engine_set_network(dev, &wire_network);
+	e->wire = w;
+	rn_engine_set_network(e, &wire_network);
 	return 0;
 }
 

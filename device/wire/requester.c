@@ -336,7 +336,7 @@ static bool stage_read(struct rn_wire_qp *wq, const struct rn_wire_send *s,
 		       int mem, const struct iovec *range, uint32_t len,
 		       uint64_t ahead)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(wq)->engine->wire->read_stage;
+	struct rn_wire_stage *st = &rn_wire_of(wq)->read_stage;
 	struct rn_qp *qp = wq->qp;
 	uint64_t start = (uintptr_t)range->iov_base;
 	uint64_t end = start + range->iov_len;
@@ -381,7 +381,7 @@ static enum rn_dma_status fill_payload(void *arg, uint8_t *dst, uint32_t len)
 	struct gather *g = arg;
 	struct rn_wire_qp *wq = g->wq;
 	const struct rn_wqe *w = &wq->wqe;
-	const struct rn_wire_stage *st = &rn_wire_dev(wq)->engine->wire->read_stage;
+	const struct rn_wire_stage *st = &rn_wire_of(wq)->read_stage;
 	struct rn_iovs src, part;
 	uint64_t total;
 
@@ -477,7 +477,7 @@ static enum rn_dma_status send_packet(struct rn_wire_qp *wq,
 		p.ackreq = true;
 		wq->noack = 0;
 	}
-	switch (rn_wire_send(qp->client->dev, &wq->peer, &p, fill, &g)) {
+	switch (rn_wire_send(rn_wire_of(wq), &wq->peer, &p, fill, &g)) {
 	case RN_DMA_OK:
 		break;
 	case RN_DMA_GONE:
@@ -621,7 +621,7 @@ void rn_wire_requester_rewind(struct rn_wire_qp *wq, uint32_t psn)
 /* The slots the read stage is valid for mean other WQEs from now on. */
 static void forget_stage(struct rn_wire_qp *wq)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(wq)->engine->wire->read_stage;
+	struct rn_wire_stage *st = &rn_wire_of(wq)->read_stage;
 
 	if (st->wq == wq)
 		st->wq = NULL;
@@ -650,7 +650,7 @@ void rn_wire_requester_start(struct rn_wire_qp *wq)
 /* The QP left RTS/SQD for good: what was started is flushed by the SQ. */
 void rn_wire_requester_stop(struct rn_wire_qp *wq)
 {
-	struct rn_timers *ts = &wq->qp->client->dev->engine->timers;
+	struct rn_timers *ts = &wq->qp->engine->timers;
 
 	rn_timer_cancel(ts, &wq->retrans_timer);
 	rn_timer_cancel(ts, &wq->rnr_timer);

@@ -52,7 +52,7 @@ static bool reliable(const struct rn_wire_qp *wq)
 /* What the reply stage holds of wq was read before its latest request. */
 static void forget_reply_stage(struct rn_wire_qp *wq)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(wq)->engine->wire->reply_stage;
+	struct rn_wire_stage *st = &rn_wire_of(wq)->reply_stage;
 
 	if (st->wq == wq)
 		st->wq = NULL;
@@ -99,7 +99,7 @@ static void send_aeth(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 		.aeth = { syndrome, wq->msn },
 	};
 
-	rn_wire_send(rn_wire_dev(wq), &wq->peer, &p, NULL, NULL);
+	rn_wire_send(rn_wire_of(wq), &wq->peer, &p, NULL, NULL);
 }
 
 /*
@@ -120,7 +120,7 @@ static void answer(struct rn_wire_qp *wq, uint8_t syndrome, uint32_t psn)
 			return;
 	} else {
 		wq->ack_pending = true;
-		rn_list_add_tail(&rn_wire_dev(wq)->engine->wire->acks, &wq->ack_link);
+		rn_list_add_tail(&rn_wire_of(wq)->acks, &wq->ack_link);
 	}
 	wq->ack_syndrome = syndrome;
 	wq->ack_psn = psn;
@@ -140,11 +140,11 @@ static void drop_pending_answer(struct rn_wire_qp *wq)
 }
 
 /* The ACKs and NAKs waiting, for QPs with no READ response to send first. */
-void rn_wire_send_acks(struct rn_device *dev)
+void rn_wire_send_acks(struct rn_wire *w)
 {
 	struct rn_list *pos, *tmp;
 
-	rn_list_for_each_safe(pos, tmp, &dev->engine->wire->acks) {
+	rn_list_for_each_safe(pos, tmp, &w->acks) {
 		struct rn_wire_qp *wq = rn_container_of(pos, struct rn_wire_qp,
 							 ack_link);
 
@@ -537,7 +537,7 @@ static void reply(struct rn_wire_qp *wq, struct rn_wire_res *res, uint32_t psn)
 	}
 	if (!wq->on_work) {
 		wq->on_work = true;
-		rn_list_add_tail(&rn_wire_dev(wq)->engine->wire->work, &wq->work_link);
+		rn_list_add_tail(&rn_wire_of(wq)->work, &wq->work_link);
 	}
 }
 
@@ -868,7 +868,7 @@ struct read_src {
 static bool staged_read(const struct read_src *src, const struct rn_responder *r,
 			const struct rn_iovs *packet, uint8_t *dst, uint32_t len)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(src->wq)->engine->wire->reply_stage;
+	struct rn_wire_stage *st = &rn_wire_of(src->wq)->reply_stage;
 	uint64_t addr = (uintptr_t)packet->iov[0].iov_base;
 	uint64_t rest = src->res->len - src->off;
 	struct rn_iovs all;
@@ -934,7 +934,7 @@ static unsigned int send_responses(struct rn_wire_qp *wq,
 		if (res->kind == RN_PKT_K_ATOMIC) {
 			p.opcode = wq->transport | RN_PKT_OP_ATOMIC_ACK;
 			p.atomic_ack = res->orig;
-			rn_wire_send(rn_wire_dev(wq), &wq->peer, &p, NULL, NULL);
+			rn_wire_send(rn_wire_of(wq), &wq->peer, &p, NULL, NULL);
 		} else {
 			/* READ data is paced as a requester's (congestion.c). */
 			if (!rn_wire_cc_may_send(wq, now))
@@ -943,7 +943,7 @@ static unsigned int send_responses(struct rn_wire_qp *wq,
 			p.payload_len = res->len - src.off < wq->mtu ?
 						(uint32_t)(res->len - src.off) :
 						wq->mtu;
-			switch (rn_wire_send(rn_wire_dev(wq), &wq->peer, &p,
+			switch (rn_wire_send(rn_wire_of(wq), &wq->peer, &p,
 					     fill_read, &src)) {
 			case RN_DMA_OK:
 				break;
@@ -993,12 +993,12 @@ static bool responder_run(struct rn_wire_qp *wq, unsigned int budget,
 }
 
 /* Every QP's READ responses and atomic ACKs, a budget at a time. */
-bool rn_wire_reply(struct rn_device *dev, uint64_t now)
+bool rn_wire_reply(struct rn_wire *w, uint64_t now)
 {
 	struct rn_list *pos, *tmp;
 	bool progress = false;
 
-	rn_list_for_each_safe(pos, tmp, &dev->engine->wire->work) {
+	rn_list_for_each_safe(pos, tmp, &w->work) {
 		struct rn_wire_qp *wq = rn_container_of(pos, struct rn_wire_qp,
 							 work_link);
 

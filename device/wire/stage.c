@@ -27,10 +27,10 @@
  */
 #include "wire/internal.h"
 
-bool rn_wire_write_joins(const struct rn_device *dev,
+bool rn_wire_write_joins(const struct rn_wire *w,
 			 const struct rn_wire_qp *wq, const struct rn_wire_pkt *pkt)
 {
-	const struct rn_wire_stage *st = &dev->engine->wire->write_stage;
+	const struct rn_wire_stage *st = &w->write_stage;
 
 	return st->wq == wq && pkt->op->kind == st->kind;
 }
@@ -81,9 +81,8 @@ static void complete_recvs(struct rn_wire_stage_recvs *rs,
 	}
 }
 
-void rn_wire_write_out(struct rn_device *dev)
+void rn_wire_write_out(struct rn_wire *w)
 {
-	struct rn_wire *w = dev->engine->wire;
 
 	if (w->write_stage.wq && land(w) == RN_DMA_OK && !w->write_recvs.n)
 		w->write_stage.wq = NULL;
@@ -91,7 +90,7 @@ void rn_wire_write_out(struct rn_device *dev)
 
 void rn_wire_write_settle(struct rn_wire_qp *wq)
 {
-	struct rn_wire *w = rn_wire_dev(wq)->engine->wire;
+	struct rn_wire *w = rn_wire_of(wq);
 
 	if (w->write_stage.wq == wq) {
 		w->write_stage.wq = NULL;
@@ -99,9 +98,8 @@ void rn_wire_write_settle(struct rn_wire_qp *wq)
 	}
 }
 
-struct rn_wire_qp *rn_wire_write_flush(struct rn_device *dev)
+struct rn_wire_qp *rn_wire_write_flush(struct rn_wire *w)
 {
-	struct rn_wire *w = dev->engine->wire;
 	struct rn_wire_qp *wq = w->write_stage.wq;
 	enum rn_dma_status status;
 
@@ -123,17 +121,17 @@ enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 					rn_wire_stage_failed_fn failed,
 					bool may_stage)
 {
-	struct rn_wire_stage *st = &rn_wire_dev(wq)->engine->wire->write_stage;
+	struct rn_wire_stage *st = &rn_wire_of(wq)->write_stage;
 	uint64_t addr = dst->n == 1 ? (uintptr_t)dst->iov[0].iov_base : 0;
 
 	if (!may_stage)
-		return rn_wire_write_flush(rn_wire_dev(wq)) == wq ?
+		return rn_wire_write_flush(rn_wire_of(wq)) == wq ?
 			       RN_WIRE_STAGE_FAILED :
 			       RN_WIRE_NOT_STAGED;
 	if (st->wq && (dst->n != 1 || st->wq != wq || st->kind != kind ||
 		       st->mem != dst->mem || st->addr + st->len != addr ||
 		       p->payload_len > RN_WIRE_STAGE_SIZE - st->len) &&
-	    rn_wire_write_flush(rn_wire_dev(wq)) == wq)
+	    rn_wire_write_flush(rn_wire_of(wq)) == wq)
 		return RN_WIRE_STAGE_FAILED;
 	if (dst->n != 1 || p->payload_len > RN_WIRE_STAGE_SIZE)
 		return RN_WIRE_NOT_STAGED;
@@ -157,7 +155,7 @@ enum rn_wire_staged rn_wire_write_stage(struct rn_wire_qp *wq, uint8_t kind,
 
 bool rn_wire_write_recv_room(const struct rn_wire_qp *wq)
 {
-	const struct rn_wire *w = rn_wire_dev(wq)->engine->wire;
+	const struct rn_wire *w = rn_wire_of(wq);
 
 	return w->write_stage.wq != wq ||
 	       w->write_recvs.n < RN_WIRE_STAGE_RECVS;
@@ -167,7 +165,7 @@ void rn_wire_write_stage_recv(struct rn_wire_qp *wq,
 			      const struct rn_responder *r, uint64_t wr_id,
 			      const struct rn_recv_result *res)
 {
-	struct rn_wire_stage_recvs *rs = &rn_wire_dev(wq)->engine->wire->write_recvs;
+	struct rn_wire_stage_recvs *rs = &rn_wire_of(wq)->write_recvs;
 
 	rs->held[rs->n++] = (struct rn_wire_stage_recv){
 		.r = *r,

@@ -33,12 +33,12 @@ typedef void (*rn_wire_gsi_fn)(struct rn_device *dev,
 			       const struct rn_wire_gsi *gsi);
 
 /* netio.c: the port's sockets; the wire's work registered with the engine */
-int rn_wire_init(struct rn_device *dev);
+int rn_wire_init(struct rn_engine *e);
 void rn_wire_set_gsi(struct rn_device *dev, rn_wire_gsi_fn fn);
 unsigned int rn_wire_addresses_changed(struct rn_device *dev);
 void rn_wire_close(struct rn_device *dev);
-/* The event loop saw socket sock readable (its watch's object). */
-void rn_wire_readable(struct rn_device *dev, void *sock);
+/* The engine's epoll saw socket sock readable (its watch's object). */
+void rn_wire_readable(struct rn_engine *e, void *sock);
 
 /* connection.c */
 /*

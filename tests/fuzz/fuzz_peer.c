@@ -273,6 +273,7 @@ static void setup(struct env *e)
 	lay_out_arena();
 	e->fx = fx = fx_new();
 	check(rn_cm_init(&fx->dev) != NULL, "cm");
+	rn_wire_set_gsi(&fx->dev, rn_cm_gsi_recv);
 	check(!rn_pd_alloc(fx->client, &e->pd_other), "pd");
 	fx_cq_new(fx, CQ_ENTRIES, &e->cq);
 	for (r = 0; r < N_REGIONS; r++) {
@@ -433,7 +434,7 @@ static void take_digest(struct env *e, struct digest *d)
 	unsigned int i;
 
 	memset(d, 0, sizeof(*d));
-	memcpy(d->counters, e->fx->dev.port.counters, sizeof(d->counters));
+	rn_port_counters(&e->fx->dev, d->counters);
 	d->counters[RN_CNT_RCVD_PKTS] = 0;
 	for (i = 0; i < 4; i++) {
 		const struct fx_qp *qp = qp_of(e, i);
@@ -513,7 +514,7 @@ static unsigned int collect(struct env *e)
 	uint32_t type;
 
 	for (round = 0; round < 64; round++) {
-		bool more = rn_wire_reply(&e->fx->dev, rn_now_ns());
+		bool more = rn_wire_reply(e->fx->dev.engine->wire, rn_now_ns());
 
 		n += take_sent(e);
 		if (!more)

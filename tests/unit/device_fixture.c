@@ -189,7 +189,7 @@ bool fx_event(struct fx *fx, uint32_t *type, uint64_t *element)
 
 bool fx_pass(struct fx *fx)
 {
-	return rn_engine_pass(&fx->dev, rn_now_ns());
+	return rn_engine_pass(fx->dev.engine, rn_now_ns());
 }
 
 /* ---- MRs ---------------------------------------------------------------------- */
@@ -568,7 +568,7 @@ bool fx_wire_arrive(struct fx *fx, const struct sockaddr_in *from, uint8_t tos,
 	if (!len)
 		return false;
 	rn_icrc_seal_ipv4(&flow, (uint16_t)(len * 7919), buf, len);
-	rn_wire_receive_packet(dev, pkt, buf, len);
+	rn_wire_receive_packet(dev->engine->wire, pkt, buf, len);
 	return true;
 }
 
@@ -584,8 +584,8 @@ void fx_wire_recv(struct fx_qp *qp, const struct rn_pkt *p)
 void fx_wire_batch_end(struct fx *fx)
 {
 	/* netio.c: the end of receive_batch */
-	rn_wire_write_flush(&fx->dev);
-	rn_wire_send_acks(&fx->dev);
+	rn_wire_write_flush(fx->dev.engine->wire);
+	rn_wire_send_acks(fx->dev.engine->wire);
 }
 
 void fx_wire_deliver(struct fx_qp *qp, const struct rn_pkt *p)
@@ -621,5 +621,5 @@ void fx_assert_no_event(struct fx *fx)
 
 uint64_t fx_counter(struct fx *fx, enum rn_counter c)
 {
-	return fx->dev.port.counters[c];
+	return fx->dev.engine->counters[c];
 }

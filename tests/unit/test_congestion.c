@@ -33,10 +33,11 @@ static int setup(void **state)
 	memset(&wq, 0, sizeof(wq));
 	rn_list_init(&dev.clients);
 	assert_int_equal(rn_engine_init(&dev), 0);
-	assert_int_equal(rn_wire_init(&dev), 0);
+	assert_int_equal(rn_wire_init(dev.engine), 0);
 	assert_int_equal(rn_timers_reserve(&dev.engine->timers, 8), 0);
 	client.dev = &dev;
 	qp.client = &client;
+	qp.engine = dev.engine;
 	rn_list_init(&qp.active_link);
 	rn_timer_init(&qp.wait_timer, NULL);
 	wq.qp = &qp;
@@ -70,7 +71,7 @@ static uint64_t send_for(uint64_t from, uint64_t span, uint64_t rate)
 static void test_marks_make_spaced_cnps(void **state)
 {
 	struct rn_wire_pkt pkt = { .tos = RN_WIRE_ECN_CE };
-	const uint64_t *c = dev.port.counters;
+	const uint64_t *c = dev.engine->counters;
 
 	(void)state;
 	pkt.op = rn_pkt_op(RN_PKT_RC | RN_PKT_OP_SEND_ONLY);

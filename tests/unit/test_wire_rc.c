@@ -97,8 +97,8 @@ static int teardown(void **state)
 	struct env *e = *state;
 
 	/* Nothing ever left for a socket. */
-	assert_int_equal(e->fx->dev.port.counters[RN_CNT_SEND_ERR], 0);
-	assert_int_equal(e->fx->dev.port.counters[RN_CNT_NO_ROUTE], 0);
+	assert_int_equal(e->fx->dev.engine->counters[RN_CNT_SEND_ERR], 0);
+	assert_int_equal(e->fx->dev.engine->counters[RN_CNT_NO_ROUTE], 0);
 	fx_free(e->fx);
 	free(e);
 	return 0;
@@ -121,7 +121,7 @@ static unsigned int send_some(struct env *e)
 /* The READ responses and atomic ACKs the responder has to send. */
 static unsigned int replies(struct env *e)
 {
-	rn_wire_reply(&e->fx->dev, rn_now_ns());
+	rn_wire_reply(e->fx->dev.engine->wire, rn_now_ns());
 	return take(e);
 }
 
@@ -1100,7 +1100,7 @@ static void carry(struct env *e, struct fx_qp *x, struct fx_qp *y, int drop)
 	for (rounds = 0; rounds < 100; rounds++) {
 		fx_wire_run(x, BUDGET);
 		fx_wire_run(y, BUDGET);
-		rn_wire_reply(&e->fx->dev, rn_now_ns());
+		rn_wire_reply(e->fx->dev.engine->wire, rn_now_ns());
 		n = fx_wire_take(e->fx, q, RN_WIRE_TX_BATCH);
 		if (!n)
 			return;
