@@ -39,22 +39,36 @@ static int grow(struct rn_table *t)
 	return 0;
 }
 
+/* The first index from 'from' on that is residue modulo modulus. */
+static uint32_t class_from(uint32_t from, uint32_t modulus, uint32_t residue)
+{
+	return from + (residue + modulus - from % modulus) % modulus;
+}
+
 int64_t rn_table_insert(struct rn_table *t, void *obj)
+{
+	return rn_table_insert_class(t, obj, 1, 0);
+}
+
+int64_t rn_table_insert_class(struct rn_table *t, void *obj, uint32_t modulus,
+			      uint32_t residue)
 {
 	uint32_t i;
 
 	if (t->used + t->first >= t->max)
 		return -1;
 	/* From the hint on (LOWEST keeps it at the lowest free index). */
+	i = class_from(t->hint, modulus, residue);
 	for (;;) {
-		for (i = t->hint; i < t->size; i++)
+		for (; i < t->size; i += modulus)
 			if (!t->slot[i])
 				goto found;
 		if (t->size == t->max || grow(t))
 			break;
 	}
 	/* LATE only: everything past the hint is taken, wrap around. */
-	for (i = t->first; i < t->hint && i < t->size; i++)
+	for (i = class_from(t->first, modulus, residue);
+	     i < t->hint && i < t->size; i += modulus)
 		if (!t->slot[i])
 			goto found;
 	return -1;

@@ -35,6 +35,9 @@ void rn_table_init(struct rn_table *t, uint32_t first, uint32_t max,
 void rn_table_destroy(struct rn_table *t);
 /* Store obj at a free index; returns the index, or -1 when full (ENOMEM). */
 int64_t rn_table_insert(struct rn_table *t, void *obj);
+/* The same at an index that is 'residue' modulo 'modulus'. */
+int64_t rn_table_insert_class(struct rn_table *t, void *obj, uint32_t modulus,
+			      uint32_t residue);
 void rn_table_remove(struct rn_table *t, uint32_t index);
 
 static inline void *rn_table_get(const struct rn_table *t, uint64_t index)

@@ -47,6 +47,10 @@ int rn_device_init(struct rn_device *dev, uint64_t guid)
 	snprintf(dev->attr.fw_ver, sizeof(dev->attr.fw_ver), "%s", RN_FW_VERSION);
 	rn_list_init(&dev->clients);
 	rn_list_init(&dev->contexts);
+	rn_list_init(&dev->captures);
+	pthread_mutex_init(&dev->hold_lock, NULL);
+	pthread_mutex_init(&dev->atomic_lock, NULL);
+	pthread_mutex_init(&dev->mw_lock, NULL);
 	rn_table_init(&dev->mr_keys, 1, RN_MAX_MR, RN_REUSE_LATE);
 	rn_table_init(&dev->mw_keys, 1, RN_MAX_MW, RN_REUSE_LATE);
 	rn_table_init(&dev->qpns, 0, RN_MAX_QP, RN_REUSE_LATE);

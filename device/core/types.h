@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -144,6 +145,12 @@ struct rn_cq {
 	uint32_t log2_entries;
 	uint32_t prod; /* CQEs written */
 	bool overrun; /* the CQ is in error and takes no more CQEs */
+	/* Engines other than its context's complete into it (an XRC SRQ's
+	 * CQ): whoever writes it or its notifications holds 'lock' then.
+	 * Set by the control thread, holding every engine; never cleared.
+	 */
+	bool shared;
+	pthread_mutex_t lock;
 
 	/* Notifications (engine/notify.c) */
 	int channel_fd; /* write end of the completion channel, or -1 */
@@ -337,6 +344,11 @@ struct rn_qp {
 
 	bool active; /* on its engine's 'active': may have SQ work */
 	struct rn_list active_link;
+	/* Its turn reaches objects of another engine (a local peer there):
+	 * it is on its engine's 'crossing', to run while it holds them all.
+	 */
+	bool crossing;
+	struct rn_list crossing_link;
 };
 
 /*
@@ -351,6 +363,11 @@ struct rn_qp {
 struct rn_context {
 	struct rn_device *dev;
 	struct rn_list link; /* on dev->contexts */
+	/* The engine that scans its doorbells and owns its QPs, and its place
+	 * on that engine's list of contexts.
+	 */
+	struct rn_engine *engine;
+	struct rn_list engine_link;
 	uint32_t ctxn; /* device-wide, for RDMA netlink (dev->next_resn) */
 	struct rn_list members; /* its clients (link: ctx_link), retired too */
 	uint32_t live; /* members not retired */
@@ -522,8 +539,31 @@ struct rn_device {
 	} qp_counters;
 
 	bool local_on_wire; /* connect local QPs over the wire too */
+	/* QPs with fault rules (engine/fault.c), any engine's: 0, no test.
+	 * Written by the control thread, holding every engine.
+	 */
+	uint32_t faulty_qps;
+	/* Packet captures running (engine/capture.c): started and stopped by
+	 * the control thread holding every engine, read by the engines.
+	 */
+	struct rn_list captures;
 	struct rn_cm *cm; /* rdma_cm, userspace mode (cm/) */
-	struct rn_engine *engine; /* its data path (engine/) */
+	/* Its data path (engine/): nengines engines, each owning the QPs of
+	 * the contexts it was given, and the holders of their gates (the
+	 * control thread, an engine that reaches into another's objects)
+	 * taking turns on hold_lock (engine/gate.c).
+	 */
+	struct rn_engine **engines;
+	uint32_t nengines;
+	pthread_mutex_t hold_lock;
+	/* Atomics of two engines on one address go one at a time
+	 * (rn_atomic_apply).
+	 */
+	pthread_mutex_t atomic_lock;
+	/* Windows: a context's engine binds them while engine 0's XRC
+	 * targets resolve and invalidate them (rn_windows_lock).
+	 */
+	pthread_mutex_t mw_lock;
 };
 
 /* QPN = generation (10 bits) << 14 | table index; QPNs 0 and 1 are IB's. */

@@ -54,7 +54,8 @@ struct rn_relay {
 
 struct rn_daemon {
 	struct rn_device dev;
-	pthread_t engine_thread;
+	pthread_t *engine_threads; /* one per engine */
+	uint32_t nthreads; /* started */
 	char uverbs_name[IBV_SYSFS_NAME_MAX];
 	/* The control socket path must fit in sun_path (108 bytes): that
 	 * bounds the runtime dir, and so every path below.
@@ -87,6 +88,8 @@ struct rn_daemon {
 	bool engine_yields; /* ... at the engine's priority (main.c) */
 	uint64_t idle_poll_ns; /* polling after the last work, then sleep */
 	struct rn_timer counters_timer; /* the counter files are due */
+	/* What engines/K/hw_counters say: nengines rows of RN_CNT_MAX. */
+	uint64_t *engines_published;
 	uint64_t counters_next; /* not rewritten before then */
 	struct rn_relay relay;
 	struct rn_watch relay_watch;
@@ -106,8 +109,8 @@ static inline const struct rn_daemon *rn_daemon_of_const(const struct rn_device 
 #define RN_ENGINE_PRIORITY 1
 #define RN_CONTROL_PRIORITY 2
 int rn_go_realtime(int priority);
-int rn_engine_thread_start(struct rn_device *dev);
-void rn_engine_thread_stop(struct rn_device *dev);
+int rn_engine_threads_start(struct rn_device *dev);
+void rn_engine_threads_stop(struct rn_device *dev);
 
 /* relay.c */
 int rn_relay_init(struct rn_device *dev, rn_wire_gsi_fn fn);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -114,6 +115,9 @@ static void *engine_main(void *arg)
 		uint64_t now = rn_now_ns(), next;
 		bool progress = rn_engine_pass(e, now);
 
+		if (!rn_list_empty(&e->crossing))
+			progress |= rn_gate_visit(e, now);
+
 		/* Only after a pass: each turn at the gate makes one. */
 		if (rn_gate_wanted(e)) {
 			rn_gate_leave(e);
@@ -162,29 +166,47 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
-/* Start the engine thread; from now on the control thread holds the gate
- * for its work.
+/* Start a thread per engine; from now on the control thread holds the
+ * gates for its work.  On failure none runs.
  */
-int rn_engine_thread_start(struct rn_device *dev)
+int rn_engine_threads_start(struct rn_device *dev)
 {
 	struct rn_daemon *d = rn_daemon_of(dev);
+	int ret = 0;
 
-	int ret;
+	d->engine_threads = calloc(dev->nengines, sizeof(*d->engine_threads));
+	if (!d->engine_threads)
+		return ENOMEM;
+	for (d->nthreads = 0; d->nthreads < dev->nengines; d->nthreads++) {
+		struct rn_engine *e = dev->engines[d->nthreads];
 
-	rn_gate_open_thread(dev->engine);
-	ret = pthread_create(&d->engine_thread, NULL, engine_main, dev->engine);
-	if (ret)
-		rn_gate_close_thread(dev->engine);
+		rn_gate_open_thread(e);
+		ret = pthread_create(&d->engine_threads[d->nthreads], NULL,
+				     engine_main, e);
+		if (ret) {
+			rn_gate_close_thread(e);
+			rn_engine_threads_stop(dev);
+			break;
+		}
+	}
 	return ret;
 }
 
-/* End it: the device is the calling thread's alone afterwards. */
-void rn_engine_thread_stop(struct rn_device *dev)
+/* End them: the device is the calling thread's alone afterwards. */
+void rn_engine_threads_stop(struct rn_device *dev)
 {
 	struct rn_daemon *d = rn_daemon_of(dev);
+	uint32_t i;
 
 	rn_gate_hold(dev);
-	dev->engine->stop = true;
+	for (i = 0; i < d->nthreads; i++)
+		dev->engines[i]->stop = true;
 	rn_gate_release(dev);
-	pthread_join(d->engine_thread, NULL);
+	for (i = 0; i < d->nthreads; i++)
+		pthread_join(d->engine_threads[i], NULL);
+	for (i = 0; i < d->nthreads; i++)
+		rn_gate_close_thread(dev->engines[i]);
+	d->nthreads = 0;
+	free(d->engine_threads);
+	d->engine_threads = NULL;
 }

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * ringnicd [--name NAME] [--runtime-dir DIR] [--netdev IF] [--address ADDR]...
- *          [--foreground] [--no-realtime] [--poll-us N] [--local-on-wire]
- *          [--debug]
+ *          [--foreground] [--no-realtime] [--poll-us N] [--engines N]
+ *          [--local-on-wire] [--debug]
  *
  * Binds the device's port to a network interface (netdev.c), publishes the
  * device (or, when ringnic.ko registered one of that name, attaches to it:
- * kernel mode, see kdev.c), then runs two threads: the engine executes work
- * (engine_thread.c), and this one, the control thread, serves control
- * requests, rdma_cm, netlink and the kernel device.  They take turns at
- * the device through the gate (engine/gate.c).
+ * kernel mode, see kdev.c), then runs a thread per engine, which executes
+ * the work of the QPs it owns (engine_thread.c), and this one, the control
+ * thread, which serves control requests, rdma_cm, netlink and the kernel
+ * device.  The control thread takes every engine for its work through
+ * their gates (engine/gate.c).
  */
 #include <endian.h>
 #include <errno.h>
@@ -39,13 +40,17 @@
  */
 #define RN_IDLE_POLL_SMALL_NS 2000ull
 #define RN_IDLE_POLL_NS 50000ull
+/* --engines: at most this many; by default one per 4 CPUs it may use. */
+#define RN_MAX_ENGINES 64
+#define RN_CPUS_PER_ENGINE 4
+#define RN_DEFAULT_ENGINES_MAX 16
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ringnicd [--name NAME] [--runtime-dir DIR] [--netdev IF] [--address ADDR]...\n"
-		"                [--foreground] [--no-realtime] [--poll-us N] [--local-on-wire]\n"
-		"                [--debug]\n"
+		"                [--foreground] [--no-realtime] [--poll-us N] [--engines N]\n"
+		"                [--local-on-wire] [--debug]\n"
 		"  --name NAME        device name (default ringnic0)\n"
 		"  --runtime-dir DIR  where the device is published (default: $RINGNIC_RUNTIME_DIR,\n"
 		"                     else /run/ringnic for root, $XDG_RUNTIME_DIR/ringnic or\n"
@@ -58,9 +63,26 @@ static void usage(FILE *out)
 		"  --no-realtime      do not ask for SCHED_FIFO priority\n"
 		"  --poll-us N        poll N microseconds after the last work before\n"
 		"                     sleeping (default: 2 on 2 cores or fewer, else 50)\n"
+		"  --engines N        run the data path on N threads, each owning the QPs\n"
+		"                     of its contexts (default: one per 4 CPUs ringnicd\n"
+		"                     may run on, at least 1, at most 16)\n"
 		"  --local-on-wire    connect QPs of this device to each other over\n"
 		"                     RoCEv2 too, not through memory (for testing)\n"
 		"  --debug            log debug messages\n");
+}
+
+/* One engine per RN_CPUS_PER_ENGINE of the CPUs this process may run on. */
+static uint32_t default_engines(void)
+{
+	cpu_set_t set;
+	int cpus;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	cpus = CPU_COUNT(&set) / RN_CPUS_PER_ENGINE;
+	return cpus < 1 ? 1 :
+	       cpus > RN_DEFAULT_ENGINES_MAX ? RN_DEFAULT_ENGINES_MAX :
+					       (uint32_t)cpus;
 }
 
 /* The runtime dir, absolute: the option, or the default ringnic-run uses. */
@@ -565,6 +587,7 @@ int main(int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "no-realtime", no_argument, NULL, 'R' },
 		{ "poll-us", required_argument, NULL, 'p' },
+		{ "engines", required_argument, NULL, 'e' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "local-on-wire", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
@@ -581,7 +604,7 @@ int main(int argc, char **argv)
 	snprintf(dev->name, sizeof(dev->name), "ringnic0");
 	dev->kdev_fd = -1;
 	d.netdev_timer_fd = -1;
-	while ((c = getopt_long(argc, argv, "n:r:i:a:fRp:dLhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:r:i:a:fRp:e:dLhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			snprintf(dev->name, sizeof(dev->name), "%s", optarg);
@@ -628,6 +651,19 @@ int main(int argc, char **argv)
 			poll_set = true;
 			break;
 		}
+		case 'e': {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*end || end == optarg || !n || n > RN_MAX_ENGINES) {
+				fprintf(stderr, "ringnicd: --engines %s: not a "
+						"number from 1 to %d\n", optarg,
+					RN_MAX_ENGINES);
+				return 2;
+			}
+			dev->nengines = (uint32_t)n;
+			break;
+		}
 		case 'd':
 			debug = true;
 			break;
@@ -663,6 +699,8 @@ int main(int argc, char **argv)
 	if (!poll_set)
 		d.idle_poll_ns = sysconf(_SC_NPROCESSORS_ONLN) > 2 ?
 					   RN_IDLE_POLL_NS : RN_IDLE_POLL_SMALL_NS;
+	if (!dev->nengines)
+		dev->nengines = default_engines();
 	if (realtime)
 		go_realtime(&d);
 	device_identity(dev);
@@ -672,9 +710,9 @@ int main(int argc, char **argv)
 		teardown(dev);
 		return 1;
 	}
-	ret = rn_engine_thread_start(dev);
+	ret = rn_engine_threads_start(dev);
 	if (ret) {
-		rn_err("cannot start the engine thread: %s\n", strerror(ret));
+		rn_err("cannot start the engine threads: %s\n", strerror(ret));
 		report_ready(&ready_fd, 1);
 		teardown(dev);
 		return 1;
@@ -684,9 +722,10 @@ int main(int argc, char **argv)
 	write_pidfile(dev);
 	report_ready(&ready_fd, 0);
 	rn_gate_release(dev);
-	rn_info("%s ready in %s\n", dev->name, d.runtime_dir);
+	rn_info("%s ready in %s, %u engine%s\n", dev->name, d.runtime_dir,
+		dev->nengines, dev->nengines > 1 ? "s" : "");
 	run(dev);
-	rn_engine_thread_stop(dev);
+	rn_engine_threads_stop(dev);
 	teardown(dev);
 	return 0;
 }

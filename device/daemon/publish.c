@@ -223,6 +223,42 @@ static int write_counter(const struct rn_device *dev, enum rn_counter c,
 	return put_file(dir, rel, "%llu", (unsigned long long)value);
 }
 
+/* Engine k's share of counter c: engines/K/hw_counters/NAME. */
+static int write_engine_counter(const struct rn_device *dev, uint32_t k,
+				enum rn_counter c, uint64_t value)
+{
+	char dir[PATH_MAX], rel[128];
+
+	ibdev_dir(dev, dir, sizeof(dir));
+	snprintf(rel, sizeof(rel), "engines/%u/hw_counters/%s", k,
+		 rn_counter_name(c));
+	return put_file(dir, rel, "%llu", (unsigned long long)value);
+}
+
+/* What each engine counted, where it changed since it was last written. */
+static int publish_engines(struct rn_device *dev)
+{
+	struct rn_daemon *d = rn_daemon_of(dev);
+	uint32_t k;
+	int c;
+
+	for (k = 0; k < dev->nengines; k++) {
+		uint64_t *was = d->engines_published + (size_t)k * RN_CNT_MAX;
+
+		for (c = 0; c < RN_CNT_MAX; c++) {
+			uint64_t v = __atomic_load_n(&dev->engines[k]->counters[c],
+						     __ATOMIC_RELAXED);
+
+			if (was[c] == v)
+				continue;
+			if (write_engine_counter(dev, k, c, v))
+				return -1;
+			was[c] = v;
+		}
+	}
+	return 0;
+}
+
 /*
  * The counters as files, like a kernel device's hw_counters, or in kernel
  * mode to the stub, which has the device's: rewritten when they changed
@@ -259,6 +295,7 @@ void rn_publish_counters(struct rn_device *dev)
 			return;
 		dev->port.published[c] = counters[c];
 	}
+	publish_engines(dev);
 }
 
 static void counters_due(struct rn_timer *t, uint64_t now)
@@ -299,6 +336,13 @@ static int write_ibdev(struct rn_device *dev)
 #undef PUT
 	for (int c = 0; c < RN_CNT_MAX && !ret; c++)
 		ret = write_counter(dev, c, dev->port.published[c]);
+	d->engines_published = calloc((size_t)dev->nengines * RN_CNT_MAX,
+				      sizeof(*d->engines_published));
+	if (!ret && !d->engines_published)
+		ret = ENOMEM;
+	for (uint32_t k = 0; k < dev->nengines && !ret; k++)
+		for (int c = 0; c < RN_CNT_MAX && !ret; c++)
+			ret = write_engine_counter(dev, k, c, 0);
 	return ret ? ret : rn_publish_port(dev);
 }
 

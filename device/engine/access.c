@@ -164,9 +164,15 @@ bool rn_remote_resolve(const struct rn_target *t, uint64_t addr, uint32_t rkey,
 		return false;
 	if (!len)
 		return true;
-	if (rkey & RN_MW_KEY_BIT)
-		return window_resolve(t, rn_mw_lookup(dev, rkey), addr, rkey, len,
-				      access, out);
+	if (rkey & RN_MW_KEY_BIT) {
+		bool ok;
+
+		rn_windows_lock(dev);
+		ok = window_resolve(t, rn_mw_lookup(dev, rkey), addr, rkey, len,
+				    access, out);
+		rn_windows_unlock(dev);
+		return ok;
+	}
 	return remote_add(t, rn_mr_lookup(dev, rkey), rkey, addr, len, access,
 			  access, out);
 }
@@ -184,5 +190,27 @@ enum ibv_wc_status rn_gather(struct rn_qp *qp, const struct rn_wqe *w,
 	}
 	st = rn_sgl_resolve(qp->client, qp->pd, w->sge, w->num_sge, 0, src);
 	*len = src->len;
+	return st;
+}
+
+enum rn_dma_status rn_atomic_apply(struct rn_device *dev,
+				   const struct rn_iovs *remote, bool fetch_add,
+				   uint64_t operand, uint64_t swap, uint64_t *old)
+{
+	/* One engine executes them one at a time already. */
+	bool lock = dev->nengines > 1;
+	enum rn_dma_status st;
+	uint64_t new;
+
+	if (lock)
+		pthread_mutex_lock(&dev->atomic_lock);
+	st = rn_dma_from(remote, old, sizeof(*old));
+	if (st == RN_DMA_OK) {
+		new = fetch_add ? *old + operand : *old == operand ? swap : *old;
+		if (new != *old)
+			st = rn_dma_to(remote, &new, sizeof(new));
+	}
+	if (lock)
+		pthread_mutex_unlock(&dev->atomic_lock);
 	return st;
 }

@@ -14,7 +14,7 @@
 #define RN_CAPTURE_SNDBUF (8 << 20)
 
 struct rn_capture {
-	struct rn_list link; /* in the engine's captures */
+	struct rn_list link; /* in the device's captures */
 	struct rn_client *client; /* its connection */
 	uint32_t qpn; /* or RN_CAPTURE_ANY_QP */
 	pid_t pid; /* the QPs' creator, or 0 */
@@ -23,13 +23,16 @@ struct rn_capture {
 	 * packets of QPs that their own processes created.
 	 */
 	bool everything;
-	uint32_t dropped; /* records lost since the last one that went out */
+	/* Records lost since the last one that went out; the engines count
+	 * under lock, which also keeps their records in order.
+	 */
+	pthread_mutex_t lock;
+	uint32_t dropped;
 };
 
 int rn_capture_start(struct rn_client *client, uint32_t qpn, pid_t pid,
 		     uint32_t snaplen)
 {
-	struct rn_engine *e = client->dev->engine;
 	struct rn_capture *c;
 	int size = RN_CAPTURE_SNDBUF;
 
@@ -49,7 +52,8 @@ int rn_capture_start(struct rn_client *client, uint32_t qpn, pid_t pid,
 		       sizeof(size)))
 		setsockopt(client->fd, SOL_SOCKET, SO_SNDBUF, &size,
 			   sizeof(size));
-	rn_list_add_tail(&e->captures, &c->link);
+	pthread_mutex_init(&c->lock, NULL);
+	rn_list_add_tail(&client->dev->captures, &c->link);
 	client->capture = c;
 	rn_info("capture by pid %d (uid %u) started: %s\n", client->pid,
 		(unsigned)client->uid,
@@ -66,6 +70,7 @@ void rn_capture_stop(struct rn_client *client)
 	rn_list_del(&c->link);
 	client->capture = NULL;
 	rn_info("capture by pid %d ended\n", client->pid);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
@@ -107,7 +112,7 @@ uint32_t rn_capture_wanted(struct rn_device *dev, uint32_t qpn,
 	struct rn_list *pos;
 	uint32_t keep = 0;
 
-	for (pos = dev->engine->captures.next; pos != &dev->engine->captures;
+	for (pos = dev->captures.next; pos != &dev->captures;
 	     pos = pos->next) {
 		struct rn_capture *c = rn_container_of(pos, struct rn_capture,
 						       link);
@@ -132,6 +137,7 @@ static void send_record(struct rn_capture *c, struct rn_capture_rec *rec,
 	keep -= iov[1].iov_len;
 	iov[2] = (struct iovec){ (void *)pkt->body,
 				 pkt->body_len < keep ? pkt->body_len : keep };
+	pthread_mutex_lock(&c->lock);
 	rec->dropped = c->dropped;
 	/* A capture that cannot keep up loses records, never the device's
 	 * time; one whose reader is gone is closed by the event loop.
@@ -140,6 +146,7 @@ static void send_record(struct rn_capture *c, struct rn_capture_rec *rec,
 		c->dropped++;
 	else
 		c->dropped = 0;
+	pthread_mutex_unlock(&c->lock);
 }
 
 void rn_capture_packet(struct rn_device *dev, const struct rn_capture_pkt *pkt)
@@ -161,7 +168,7 @@ void rn_capture_packet(struct rn_device *dev, const struct rn_capture_pkt *pkt)
 	rec.len = (uint32_t)(head_len + pkt->body_len);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	rec.time_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	for (pos = dev->engine->captures.next; pos != &dev->engine->captures;
+	for (pos = dev->captures.next; pos != &dev->captures;
 	     pos = pos->next) {
 		struct rn_capture *c = rn_container_of(pos, struct rn_capture,
 						       link);

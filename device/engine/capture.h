@@ -9,8 +9,9 @@
  * Packets between two QPs of the device (the local path) are made up by
  * local/capture.c, as the packets the message would have been.
  *
- * The engine's thread owns the captures: it starts them (a CAPTURE
- * request), stops them (the connection closed) and writes their records.
+ * The control thread starts them (a CAPTURE request) and stops them (the
+ * connection closed), holding every engine; the engines write their
+ * records, each record one message on the capture's SEQPACKET connection.
  */
 #ifndef RN_ENGINE_CAPTURE_H
 #define RN_ENGINE_CAPTURE_H
@@ -32,7 +33,7 @@ struct rn_capture_pkt {
 
 static inline bool rn_capturing(const struct rn_device *dev)
 {
-	return !rn_list_empty(&dev->engine->captures);
+	return !rn_list_empty(&dev->captures);
 }
 
 /* The client's connection becomes a capture of packets of QP qpn

@@ -7,7 +7,7 @@
  * Returns false when the CQ cannot take it: the CQ is full (overrun, which
  * puts the CQ into error for good, as on hardware) or already in error.
  */
-bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe, bool solicited)
+static bool push(struct rn_cq *cq, const struct rn_cqe *cqe, bool solicited)
 {
 	struct rn_cqe *slot;
 	uint32_t cons;
@@ -43,4 +43,16 @@ bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe, bool solicited)
 	cq->prod++;
 	rn_cq_note(cq, cqe->status != IBV_WC_SUCCESS, solicited);
 	return true;
+}
+
+bool rn_cq_push(struct rn_cq *cq, const struct rn_cqe *cqe, bool solicited)
+{
+	bool ok;
+
+	if (!cq->shared)
+		return push(cq, cqe, solicited);
+	pthread_mutex_lock(&cq->lock);
+	ok = push(cq, cqe, solicited);
+	pthread_mutex_unlock(&cq->lock);
+	return ok;
 }

@@ -193,8 +193,35 @@ bool rn_remote_resolve(const struct rn_target *t, uint64_t addr, uint32_t rkey,
 		       uint64_t len, uint32_t access, struct rn_iovs *out);
 enum ibv_wc_status rn_gather(struct rn_qp *qp, const struct rn_wqe *w,
 			     struct rn_iovs *src, uint64_t *len);
+/*
+ * An atomic at the responder, on the 8 bytes 'remote' names: fetch and
+ * add 'operand', or compare with 'operand' and swap in 'swap'.  *old gets
+ * what was there.  Atomic with respect to every atomic of the device, on
+ * whichever engine (IBV_ATOMIC_HCA).
+ */
+enum rn_dma_status rn_atomic_apply(struct rn_device *dev,
+				   const struct rn_iovs *remote, bool fetch_add,
+				   uint64_t operand, uint64_t swap, uint64_t *old);
 
 /* mw.c */
+/*
+ * With several engines a window's state is changed (bind, invalidation)
+ * and read (an rkey through it) under dev->mw_lock: an XRC target, engine
+ * 0's, reaches the windows of its SRQ's context, which another engine
+ * binds.  One engine needs no lock.
+ */
+static inline void rn_windows_lock(struct rn_device *dev)
+{
+	if (dev->nengines > 1)
+		pthread_mutex_lock(&dev->mw_lock);
+}
+
+static inline void rn_windows_unlock(struct rn_device *dev)
+{
+	if (dev->nengines > 1)
+		pthread_mutex_unlock(&dev->mw_lock);
+}
+
 enum ibv_wc_status rn_mw_bind(struct rn_qp *qp, const struct rn_wqe *w);
 enum ibv_wc_status rn_local_invalidate(struct rn_qp *qp, uint32_t rkey);
 /* SEND_WITH_INV at the responder: 0, or -1 when the key is not valid. */

@@ -22,6 +22,9 @@ void rn_engine_schedule(struct rn_qp *qp)
 	if (!qp->active && !rn_timer_armed(&qp->wait_timer)) {
 		qp->active = true;
 		rn_list_add_tail(&qp->engine->active, &qp->active_link);
+		/* By a holder while its engine sleeps: it must wake. */
+		if (qp->engine->sleeping)
+			qp->engine->nudged = true;
 	}
 }
 
@@ -31,7 +34,31 @@ void rn_engine_unschedule(struct rn_qp *qp)
 		qp->active = false;
 		rn_list_del(&qp->active_link);
 	}
+	if (qp->crossing) {
+		qp->crossing = false;
+		rn_list_del(&qp->crossing_link);
+	}
 }
+
+/*
+ * May qp's turn touch dst, a QP of another engine maybe?  Only while its
+ * engine holds every engine (rn_engine_cross).  Otherwise the QP's turn
+ * waits for the end of the pass, on the engine's crossing list: the
+ * caller does nothing and returns.
+ */
+bool rn_engine_reaches(struct rn_qp *qp, const struct rn_qp *dst)
+{
+	struct rn_engine *e = qp->engine;
+
+	if (dst->engine == e || e->visiting)
+		return true;
+	if (!qp->crossing) {
+		qp->crossing = true;
+		rn_list_add_tail(&e->crossing, &qp->crossing_link);
+	}
+	return false;
+}
+
 
 static void wait_over(struct rn_timer *t, uint64_t now)
 {
@@ -45,6 +72,7 @@ int rn_engine_qp_add(struct rn_qp *qp)
 	struct rn_engine *e = qp->engine;
 
 	rn_list_init(&qp->active_link);
+	rn_list_init(&qp->crossing_link);
 	rn_timer_init(&qp->wait_timer, wait_over);
 	if (rn_timers_reserve(&e->timers, e->ntimers + 1))
 		return ENOMEM;
@@ -71,18 +99,20 @@ void rn_engine_cancel_wait(struct rn_qp *qp)
 	rn_timer_cancel(&qp->engine->timers, &qp->wait_timer);
 }
 
-/* The engine's state and working memory. */
-int rn_engine_init(struct rn_device *dev)
+/* Engine 'index' of dev: its state and working memory. */
+static int engine_init(struct rn_device *dev, uint32_t index)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct rn_engine *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return ENOMEM;
-	dev->engine = e;
+	dev->engines[index] = e;
 	e->dev = dev;
+	e->index = index;
+	rn_list_init(&e->contexts);
+	rn_list_init(&e->crossing);
 	rn_list_init(&e->active);
-	rn_list_init(&e->captures);
 	e->bounce = aligned_alloc(4096, RN_BOUNCE_SIZE);
 	/* aligned_alloc wants a size that is a multiple of the alignment. */
 	e->stage = aligned_alloc(64, (sizeof(*e->stage) + 63) & ~(size_t)63);
@@ -99,6 +129,38 @@ int rn_engine_init(struct rn_device *dev)
 	if (epoll_ctl(e->epoll_fd, EPOLL_CTL_ADD, e->kick_fd, &ev))
 		return errno;
 	return 0;
+}
+
+/* dev->nengines engines (0: one). */
+int rn_engines_init(struct rn_device *dev)
+{
+	uint32_t i;
+	int ret = 0;
+
+	if (!dev->nengines)
+		dev->nengines = 1;
+	dev->engines = calloc(dev->nengines, sizeof(*dev->engines));
+	if (!dev->engines)
+		return ENOMEM;
+	for (i = 0; !ret && i < dev->nengines; i++)
+		ret = engine_init(dev, i);
+	return ret;
+}
+
+/*
+ * The engine a new context goes to: the one with the fewest.  It owns the
+ * context's QPs, CQs and SRQs, scans its doorbells and sleeps on its
+ * wake-up eventfd; an XRC target QP is engine 0's (verbs/qp.c).
+ */
+struct rn_engine *rn_engine_for_context(struct rn_device *dev)
+{
+	struct rn_engine *best = dev->engines[0];
+	uint32_t i;
+
+	for (i = 1; i < dev->nengines; i++)
+		if (dev->engines[i]->ncontexts < best->ncontexts)
+			best = dev->engines[i];
+	return best;
 }
 
 /* The wire registers the work it has for the engine (wire/netio.c). */
@@ -129,15 +191,19 @@ void rn_engine_flush(struct rn_qp *qp)
 void rn_engine_doorbell(struct rn_qp *qp)
 {
 	uint64_t rec = __atomic_load_n(&qp->ctrl->sq_db, __ATOMIC_ACQUIRE);
-	enum ibv_qp_state state = qp->attr.qp_state;
+	enum ibv_qp_state state;
 
+	/* An XRC_RECV QP has no queue to ring for; it is engine 0's, though
+	 * its creator's engine scans the bit: nothing more of it is read.
+	 */
+	if (!qp->sq_slots)
+		return;
+	state = qp->attr.qp_state;
 	/* Only a QP that may send (or flushes, in ERR and SQE) listens to
-	 * doorbells; an XRC_RECV QP has no queue to ring for.
+	 * doorbells.
 	 */
 	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD &&
 	    state != IBV_QPS_ERR && state != IBV_QPS_SQE)
-		return;
-	if (!qp->sq_slots)
 		return;
 	qp->ctrl->doorbells++;
 	switch (rn_db_classify(rec, qp->handle, qp->sq_head, qp->sq_slots)) {
@@ -178,7 +244,10 @@ void rn_engine_drain(struct rn_qp *qp)
 	if (!qp->active)
 		return;
 	now = rn_now_ns();
+	/* The control thread holds every engine: the turn may reach any. */
+	qp->engine->visiting = true;
 	qp->transport->run(qp, now, qp->sq_slots);
+	qp->engine->visiting = false;
 	network_flush(qp->engine);
 }
 
@@ -237,9 +306,9 @@ bool rn_engine_pass(struct rn_engine *e, uint64_t now)
 	struct rn_list *pos, *tmp;
 	bool progress = false;
 
-	rn_list_for_each_safe(pos, tmp, &e->dev->contexts)
+	rn_list_for_each_safe(pos, tmp, &e->contexts)
 		progress |= scan_doorbells(
-			rn_container_of(pos, struct rn_context, link));
+			rn_container_of(pos, struct rn_context, engine_link));
 	progress |= rn_timers_run(&e->timers, now);
 	if (net) {
 		progress |= net->receive(e);
@@ -264,6 +333,43 @@ bool rn_engine_pass(struct rn_engine *e, uint64_t now)
 	return progress;
 }
 
+/* Turns a QP gets in one visit (rn_engine_cross). */
+#define RN_CROSS_TURNS 8
+
+/*
+ * The turns that reach other engines' objects, while e holds every
+ * engine (rn_gate_visit): true on progress.
+ */
+bool rn_engine_cross(struct rn_engine *e, uint64_t now)
+{
+	bool progress = false;
+
+	e->visiting = true;
+	while (!rn_list_empty(&e->crossing)) {
+		struct rn_qp *qp = rn_container_of(e->crossing.next,
+						   struct rn_qp, crossing_link);
+		const struct rn_transport_ops *t = qp->transport;
+
+		unsigned int turns;
+
+		qp->crossing = false;
+		rn_list_del(&qp->crossing_link);
+		/* Several turns: the other engines wait meanwhile, but a
+		 * visit per turn would cost them more.
+		 */
+		for (turns = 0; turns < RN_CROSS_TURNS && qp->active; turns++) {
+			if (!t->run(qp, now, t->budget))
+				break;
+			progress = true;
+		}
+		if (qp->active && !t->busy(qp))
+			rn_engine_unschedule(qp);
+	}
+	e->visiting = false;
+	network_flush(e);
+	return progress;
+}
+
 /* When the engine has work next: 0 when some QP can run now. */
 uint64_t rn_engine_next_timer(struct rn_engine *e)
 {
@@ -279,16 +385,17 @@ uint64_t rn_engine_next_timer(struct rn_engine *e)
  */
 bool rn_engine_sleep_prepare(struct rn_engine *e)
 {
-	struct rn_device *dev = e->dev;
 	struct rn_list *pos, *tmp;
 
-	rn_list_for_each_safe(pos, tmp, &dev->contexts) {
-		struct rn_context *c = rn_container_of(pos, struct rn_context, link);
+	rn_list_for_each_safe(pos, tmp, &e->contexts) {
+		struct rn_context *c =
+			rn_container_of(pos, struct rn_context, engine_link);
 
 		__atomic_store_n(&c->dev_page->asleep, 1, __ATOMIC_SEQ_CST);
 	}
-	rn_list_for_each_safe(pos, tmp, &dev->contexts) {
-		struct rn_context *c = rn_container_of(pos, struct rn_context, link);
+	rn_list_for_each_safe(pos, tmp, &e->contexts) {
+		struct rn_context *c =
+			rn_container_of(pos, struct rn_context, engine_link);
 
 		if (__atomic_load_n(&c->dev_page->qp.summary, __ATOMIC_SEQ_CST) ||
 		    __atomic_load_n(&c->dev_page->cq.summary, __ATOMIC_SEQ_CST)) {
@@ -302,17 +409,28 @@ bool rn_engine_sleep_prepare(struct rn_engine *e)
 /* A new context's page says what the others say: whether the engine
  * sleeps, so that its first doorbell wakes it if so.
  */
-void rn_engine_context_added(struct rn_engine *e, struct rn_context *ctx)
+void rn_engine_context_added(struct rn_context *ctx)
 {
+	struct rn_engine *e = ctx->engine;
+
+	rn_list_add_tail(&e->contexts, &ctx->engine_link);
+	e->ncontexts++;
 	__atomic_store_n(&ctx->dev_page->asleep, e->sleeping, __ATOMIC_SEQ_CST);
+}
+
+void rn_engine_context_removed(struct rn_context *ctx)
+{
+	rn_list_del(&ctx->engine_link);
+	ctx->engine->ncontexts--;
 }
 
 void rn_engine_wake(struct rn_engine *e)
 {
 	struct rn_list *pos, *tmp;
 
-	rn_list_for_each_safe(pos, tmp, &e->dev->contexts) {
-		struct rn_context *c = rn_container_of(pos, struct rn_context, link);
+	rn_list_for_each_safe(pos, tmp, &e->contexts) {
+		struct rn_context *c =
+			rn_container_of(pos, struct rn_context, engine_link);
 
 		__atomic_store_n(&c->dev_page->asleep, 0, __ATOMIC_RELAXED);
 	}
@@ -320,11 +438,14 @@ void rn_engine_wake(struct rn_engine *e)
 
 void rn_port_counters(const struct rn_device *dev, uint64_t out[RN_CNT_MAX])
 {
-	unsigned int c;
+	unsigned int c, i;
 
-	for (c = 0; c < RN_CNT_MAX; c++)
-		out[c] = __atomic_load_n(&dev->engine->counters[c],
-					 __ATOMIC_RELAXED);
+	for (c = 0; c < RN_CNT_MAX; c++) {
+		out[c] = 0;
+		for (i = 0; i < dev->nengines; i++)
+			out[c] += __atomic_load_n(&dev->engines[i]->counters[c],
+						  __ATOMIC_RELAXED);
+	}
 }
 
 /* Wake the engine thread from its epoll (the control thread, through the

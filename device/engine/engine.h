@@ -70,8 +70,10 @@ struct rn_gate {
 	bool inside; /* it has the device */
 	bool waiting; /* it waits for the control thread */
 	uint64_t entries; /* times it came in after waiting */
-	/* Written by the control thread only: */
-	bool held; /* it has the device, or waits for it */
+	/* Written by the holder (the control thread, or a visiting engine:
+	 * holders take turns on dev->hold_lock) only:
+	 */
+	bool held; /* it has the engine, or waits for it */
 	bool owed; /* the engine waited: it gets in before the next hold */
 	uint64_t owed_entries; /* 'entries' then */
 	pthread_mutex_t lock; /* for whichever waits for the other */
@@ -85,13 +87,22 @@ struct rn_gate {
  */
 struct rn_engine {
 	struct rn_device *dev;
+	uint32_t index; /* in dev->engines: its QPNs' indices are this mod nengines */
 	struct rn_gate gate;
 	int epoll_fd; /* what wakes it: doorbells (eventfds), packets, kicks */
 	int kick_fd; /* eventfd: the control thread has work for it */
 	struct rn_watch kick_watch;
 	bool sleeping; /* in epoll, or about to be */
+	bool nudged; /* a holder gave it a QP to run while it slept */
 	bool stop; /* the control thread asks the engine thread to end */
+	struct rn_list contexts; /* whose doorbells it scans (ctx->engine) */
+	uint32_t ncontexts;
 	struct rn_list active; /* QPs that may have send work */
+	/* QPs whose turn reaches another engine's objects (qp->crossing):
+	 * they run at the end of the pass, all engines held (rn_gate_visit).
+	 */
+	struct rn_list crossing;
+	bool visiting; /* it holds every engine: crossing turns run now */
 	struct rn_timers timers;
 	uint32_t ntimers; /* timers that exist: room reserved in 'timers' */
 	uint8_t *bounce; /* staging buffer for copies between clients */
@@ -100,8 +111,6 @@ struct rn_engine {
 	const struct rn_network_ops *network; /* NULL: no wire */
 	struct rn_batch *batch; /* the local path's run of WRITEs (local/) */
 	struct rn_wire *wire; /* the wire's state (wire/) */
-	struct rn_list captures; /* packet captures running (capture.c) */
-	uint32_t faulty_qps; /* QPs with fault rules (fault.c): 0, no test */
 	/* The port's hw_counters as this engine counted them; the port's
 	 * are the sums (rn_port_counter).
 	 */
@@ -115,6 +124,7 @@ void rn_gate_enter(struct rn_engine *e);
 void rn_gate_leave(struct rn_engine *e);
 void rn_gate_hold(struct rn_device *dev);
 void rn_gate_release(struct rn_device *dev);
+bool rn_gate_visit(struct rn_engine *e, uint64_t now);
 
 /* Does the control thread wait for the device?  One load per pass. */
 static inline bool rn_gate_wanted(const struct rn_engine *e)
@@ -123,7 +133,8 @@ static inline bool rn_gate_wanted(const struct rn_engine *e)
 }
 
 /* engine.c */
-int rn_engine_init(struct rn_device *dev);
+int rn_engines_init(struct rn_device *dev);
+struct rn_engine *rn_engine_for_context(struct rn_device *dev);
 void rn_engine_set_network(struct rn_engine *e,
 			   const struct rn_network_ops *ops);
 bool rn_engine_pass(struct rn_engine *e, uint64_t now_ns);
@@ -140,7 +151,10 @@ void rn_engine_drain(struct rn_qp *qp);
 uint64_t rn_engine_next_timer(struct rn_engine *e);
 bool rn_engine_sleep_prepare(struct rn_engine *e);
 void rn_engine_wake(struct rn_engine *e);
-void rn_engine_context_added(struct rn_engine *e, struct rn_context *ctx);
+void rn_engine_context_added(struct rn_context *ctx);
+void rn_engine_context_removed(struct rn_context *ctx);
+bool rn_engine_reaches(struct rn_qp *qp, const struct rn_qp *dst);
+bool rn_engine_cross(struct rn_engine *e, uint64_t now);
 void rn_engine_kick(struct rn_engine *e);
 
 /*

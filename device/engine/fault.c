@@ -85,7 +85,7 @@ int rn_faults_set(struct rn_client *caller, const struct rn_ctl_faults_req *req,
 			plan->rules[i] = req->rules[i];
 	}
 	if (!qp->faults != !plan)
-		qp->engine->faulty_qps += plan ? 1 : -1;
+		qp->client->dev->faulty_qps += plan ? 1 : -1;
 	free(qp->faults);
 	qp->faults = plan;
 	/* Worth a notice when it comes from another process (ringnic-fault). */
@@ -97,7 +97,7 @@ int rn_faults_set(struct rn_client *caller, const struct rn_ctl_faults_req *req,
 void rn_faults_free(struct rn_qp *qp)
 {
 	if (qp->faults)
-		qp->engine->faulty_qps--;
+		qp->client->dev->faulty_qps--;
 	free(qp->faults);
 	qp->faults = NULL;
 }

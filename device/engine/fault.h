@@ -8,9 +8,9 @@
  * (local/local.c).  Events are of three kinds: packets the QP sends,
  * requests it receives, and its send WRs.
  *
- * The engine's thread owns every plan: the control requests that set them
- * and the transports that draw from them run on it.  With no rules on the
- * device, the transports test one count (engine->faulty_qps); while some
+ * The control thread sets the plans, holding every engine; the transports
+ * draw from them on the engine that runs the QP's turn.  With no rules on the
+ * device, the transports test one count (dev->faulty_qps); while some
  * QP has rules, every packet sent looks its QP up, and the local path
  * runs the QPs concerned without batching.
  */

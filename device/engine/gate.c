@@ -20,6 +20,11 @@
  * data path from running, nor a busy data path the requests (the control
  * thread runs at a higher priority, and takes the gate within a pass).
  *
+ * With several engines, a holder holds every engine's gate.  Holders take
+ * turns on dev->hold_lock: the control thread, and an engine whose turns
+ * reach another engine's objects (rn_gate_visit), which first steps out
+ * of its own gate, so that two of them never wait for each other.
+ *
  * Neither thread may act on what its epoll reported before it came
  * through the gate: the other may have freed the object meanwhile.  Each
  * asks epoll again once through (daemon/).
@@ -94,12 +99,12 @@ void rn_gate_leave(struct rn_engine *e)
 	step_back(&e->gate);
 }
 
-/* The control thread takes the device: it lets an engine that waited in
- * first, then waits for the engine's pass to end.
+/* A holder takes engine e: it lets e in first if e waited, then waits
+ * for e's pass to end.
  */
-void rn_gate_hold(struct rn_device *dev)
+static void hold(struct rn_engine *e)
 {
-	struct rn_gate *g = &dev->engine->gate;
+	struct rn_gate *g = &e->gate;
 
 	if (!g->threaded)
 		return;
@@ -120,24 +125,67 @@ void rn_gate_hold(struct rn_device *dev)
 }
 
 /*
- * The control thread gives the device back.  An engine asleep in epoll is
- * woken for a pass, as the one loop before it ran one after each control
- * request: what the request did may have given it work (a QP to run, a
- * packet to send, an earlier timer) that no doorbell announces.
+ * A holder gives engine e back.  An engine asleep in epoll is woken for a
+ * pass after the control thread's work, as the one loop before it ran one
+ * after each control request: a request may have given it work (a QP to
+ * run, a packet to send, an earlier timer) that no doorbell announces.
+ * After a visiting engine's turns only if they gave it a QP to run.
  */
-void rn_gate_release(struct rn_device *dev)
+static void release(struct rn_engine *e, bool wake)
 {
-	struct rn_engine *e = dev->engine;
 	struct rn_gate *g = &e->gate;
 
 	if (!g->threaded)
 		return;
-	if (e->sleeping)
+	if (e->sleeping && (wake || e->nudged))
 		rn_engine_kick(e);
+	e->nudged = false;
 	pthread_mutex_lock(&g->lock);
 	g->owed = g->waiting;
 	g->owed_entries = g->entries;
 	__atomic_store_n(&g->held, false, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&g->moved);
 	pthread_mutex_unlock(&g->lock);
+}
+
+/* The control thread, or a visiting engine, takes the whole device. */
+void rn_gate_hold(struct rn_device *dev)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&dev->hold_lock);
+	for (i = 0; i < dev->nengines; i++)
+		hold(dev->engines[i]);
+}
+
+static void release_all(struct rn_device *dev, bool wake)
+{
+	uint32_t i;
+
+	for (i = 0; i < dev->nengines; i++)
+		release(dev->engines[i], wake);
+	pthread_mutex_unlock(&dev->hold_lock);
+}
+
+/* The control thread gives the device back. */
+void rn_gate_release(struct rn_device *dev)
+{
+	release_all(dev, true);
+}
+
+/*
+ * Engine e's turns that reach other engines' objects (e->crossing), at
+ * the end of a pass: it steps out of its own gate, holds the device, runs
+ * them and comes back in.  True on progress.
+ */
+bool rn_gate_visit(struct rn_engine *e, uint64_t now)
+{
+	bool progress;
+
+	step_back(&e->gate);
+	rn_gate_hold(e->dev);
+	progress = rn_engine_cross(e, now);
+	release_all(e->dev, false);
+	rn_gate_enter(e);
+	return progress;
 }

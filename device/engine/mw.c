@@ -38,7 +38,7 @@ static bool in_mr(const struct rn_mr *mr, uint64_t addr, uint64_t len)
 	       len <= mr->length - (addr - mr->iova);
 }
 
-enum ibv_wc_status rn_mw_bind(struct rn_qp *qp, const struct rn_wqe *w)
+static enum ibv_wc_status bind_window(struct rn_qp *qp, const struct rn_wqe *w)
 {
 	struct rn_device *dev = qp->client->dev;
 	struct rn_mw *mw = rn_mw_lookup(dev, w->rkey);
@@ -83,6 +83,16 @@ enum ibv_wc_status rn_mw_bind(struct rn_qp *qp, const struct rn_wqe *w)
 	return IBV_WC_SUCCESS;
 }
 
+enum ibv_wc_status rn_mw_bind(struct rn_qp *qp, const struct rn_wqe *w)
+{
+	enum ibv_wc_status st;
+
+	rn_windows_lock(qp->client->dev);
+	st = bind_window(qp, w);
+	rn_windows_unlock(qp->client->dev);
+	return st;
+}
+
 /* Only a bound type 2 window can be invalidated, by its key. */
 static struct rn_mw *invalidatable(struct rn_client *client, struct rn_pd *pd,
 				   uint32_t rkey)
@@ -95,23 +105,29 @@ static struct rn_mw *invalidatable(struct rn_client *client, struct rn_pd *pd,
 	return mw;
 }
 
+/* Invalidate the window rkey names, if client's in pd may: 0 or -1. */
+static int invalidate(struct rn_client *client, struct rn_pd *pd, uint32_t rkey)
+{
+	struct rn_mw *mw;
+	int ret = -1;
+
+	rn_windows_lock(client->dev);
+	mw = invalidatable(client, pd, rkey);
+	if (mw) {
+		rn_mw_unbind(mw);
+		ret = 0;
+	}
+	rn_windows_unlock(client->dev);
+	return ret;
+}
+
 enum ibv_wc_status rn_local_invalidate(struct rn_qp *qp, uint32_t rkey)
 {
-	struct rn_mw *mw = invalidatable(qp->client, qp->pd, rkey);
-
-	if (!mw)
-		return IBV_WC_LOC_QP_OP_ERR;
-	rn_mw_unbind(mw);
-	return IBV_WC_SUCCESS;
+	return invalidate(qp->client, qp->pd, rkey) ? IBV_WC_LOC_QP_OP_ERR :
+						      IBV_WC_SUCCESS;
 }
 
 int rn_remote_invalidate(const struct rn_responder *resp, uint32_t rkey)
 {
-	struct rn_mw *mw = invalidatable(resp->target.client, resp->target.pd,
-					 rkey);
-
-	if (!mw)
-		return -1;
-	rn_mw_unbind(mw);
-	return 0;
+	return invalidate(resp->target.client, resp->target.pd, rkey);
 }

@@ -130,12 +130,23 @@ void rn_cq_note(struct rn_cq *cq, bool error, bool solicited)
 	check_arm(cq);
 }
 
-/* The CQ's doorbell: an arm over waiting CQEs, or a consumed event. */
-void rn_cq_ring(struct rn_cq *cq)
+static void ring(struct rn_cq *cq)
 {
 	if (cq->deferred && previous_consumed(cq)) {
 		set_deferred(cq, false);
 		deliver(cq);
 	}
 	check_arm(cq);
+}
+
+/* The CQ's doorbell: an arm over waiting CQEs, or a consumed event. */
+void rn_cq_ring(struct rn_cq *cq)
+{
+	if (!cq->shared) {
+		ring(cq);
+		return;
+	}
+	pthread_mutex_lock(&cq->lock);
+	ring(cq);
+	pthread_mutex_unlock(&cq->lock);
 }

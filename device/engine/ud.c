@@ -37,7 +37,9 @@ bool rn_ud_receiver(struct rn_engine *e, uint32_t qpn, uint32_t qkey,
 {
 	struct rn_qp *dst = rn_qp_by_qpn(e->dev, qpn);
 
-	if (!dst || dst->qp_type != IBV_QPT_UD || !rn_qp_receiving(dst))
+	/* Another engine's QP takes it only from a visit (rn_gate_visit). */
+	if (!dst || (dst->engine != e && !e->visiting) ||
+	    dst->qp_type != IBV_QPT_UD || !rn_qp_receiving(dst))
 		return dropped(e, RN_CNT_NO_QP);
 	if (qkey != dst->attr.qkey)
 		return dropped(e, RN_CNT_QKEY_VIOLATIONS);

@@ -356,17 +356,17 @@ static struct result exec_read(struct rn_qp *qp, const struct rn_wqe *w)
 }
 
 /*
- * Atomics are atomic with respect to every other access made by this
- * device (the engine thread executes them all), as IBV_ATOMIC_HCA
- * promises; the 64-bit operands are in host byte order.
+ * Atomics are atomic with respect to every other atomic of this device
+ * (rn_atomic_apply), as IBV_ATOMIC_HCA promises; the 64-bit operands are
+ * in host byte order.
  */
 static struct result exec_atomic(struct rn_qp *qp, const struct rn_wqe *w)
 {
 	struct rn_responder resp;
 	struct rn_iovs local, remote;
 	enum rn_dma_status st;
-	uint64_t old, new;
 	struct rn_qp *dst;
+	uint64_t old;
 
 	if (w->num_sge != 1 || w->sge[0].length != sizeof(uint64_t))
 		return done(IBV_WC_LOC_LEN_ERR, 0);
@@ -386,15 +386,9 @@ static struct result exec_atomic(struct rn_qp *qp, const struct rn_wqe *w)
 			       sizeof(uint64_t), IBV_ACCESS_REMOTE_ATOMIC, &remote))
 		return refused(qp, dst, IBV_WC_REM_ACCESS_ERR,
 			       IBV_EVENT_QP_ACCESS_ERR, 0);
-	st = rn_dma_from(&remote, &old, sizeof(old));
-	if (st == RN_DMA_OK) {
-		if (w->opcode == RN_OP_FETCH_ADD)
-			new = old + w->compare_add;
-		else
-			new = old == w->compare_add ? w->swap : old;
-		if (new != old)
-			st = rn_dma_to(&remote, &new, sizeof(new));
-	}
+	st = rn_atomic_apply(qp->client->dev, &remote,
+			     w->opcode == RN_OP_FETCH_ADD, w->compare_add,
+			     w->swap, &old);
 	if (st == RN_DMA_GONE)
 		return unanswered(qp, 0);
 	if (st)
@@ -607,7 +601,7 @@ static bool meets_faults(struct rn_qp *qp)
 
 	if (qp->local->late || qp->local->request_late)
 		return true;
-	if (!qp->engine->faulty_qps)
+	if (!qp->client->dev->faulty_qps)
 		return false;
 	peer = rn_qp_by_qpn(qp->client->dev, qp->attr.dest_qp_num);
 	return qp->faults || (peer && peer->faults);
@@ -662,12 +656,26 @@ static void capture_try(struct rn_qp *qp, const struct rn_wqe *w,
 	rn_local_capture(qp, w, &t);
 }
 
+/*
+ * May qp's turn go on to the QP qpn names, if it is one of ours: where it
+ * is another engine's, the turn waits for its engine to hold them all
+ * (rn_engine_reaches).  Looked up before anything touches it.
+ */
+static bool reaches(struct rn_qp *qp, uint32_t qpn)
+{
+	struct rn_qp *dst = rn_qp_by_qpn(qp->client->dev, qpn);
+
+	return !dst || rn_engine_reaches(qp, dst);
+}
+
 /* Execute up to 'budget' WQEs of the QP's send queue. */
 static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 {
 	bool progress = false;
 	struct rn_wqe w;
 
+	if (qp->qp_type != IBV_QPT_UD && !reaches(qp, qp->attr.dest_qp_num))
+		return false;
 	while (budget-- && qp->attr.qp_state == IBV_QPS_RTS &&
 	       qp->sq_head != qp->sq_prod) {
 		enum ibv_wc_status fail;
@@ -679,6 +687,9 @@ static bool local_run(struct rn_qp *qp, uint64_t now, unsigned int budget)
 			rn_qp_fatal(qp, IBV_EVENT_QP_FATAL);
 			return true;
 		}
+		/* A datagram names its QP in each WQE. */
+		if (qp->qp_type == IBV_QPT_UD && !reaches(qp, w.dest.remote_qpn))
+			return progress;
 		bool faulty = meets_faults(qp);
 		bool capturing = rn_capturing(qp->client->dev) &&
 				 rn_capture_wanted(qp->client->dev, qp->qpn,

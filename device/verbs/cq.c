@@ -69,6 +69,7 @@ int rn_cq_create(struct rn_client *client, const struct rn_ctl_create_cq_req *re
 		goto err_unmap;
 
 	cq->client = client;
+	pthread_mutex_init(&cq->lock, NULL);
 	cq->handle = h;
 	cq->cqn = client->dev->next_resn.cq++;
 	cq->user_handle = req->user_handle;
@@ -105,6 +106,7 @@ void rn_cq_release(struct rn_cq *cq)
 	munmap(cq->mem, cq->mem_size);
 	rn_uncharge(cq->client, cq->mem_size);
 	cq->client->dev->ncqs--;
+	pthread_mutex_destroy(&cq->lock);
 	free(cq);
 }
 

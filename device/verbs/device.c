@@ -14,17 +14,21 @@
 #include "wire/wire.h"
 
 /* What a device is before it is published: attributes, empty tables, its
- * engine with both transports.
+ * engines (dev->nengines, at least one) with both transports each.
  */
 int rn_device_setup(struct rn_device *dev, uint64_t guid)
 {
 	int ret = rn_device_init(dev, guid);
+	uint32_t i;
 
 	if (ret)
 		return ret;
 	rn_qp_counters_init(dev);
-	return rn_engine_init(dev) ?: rn_local_init(dev->engine) ?:
-	       rn_wire_init(dev->engine);
+	ret = rn_engines_init(dev);
+	for (i = 0; !ret && i < dev->nengines; i++)
+		ret = rn_local_init(dev->engines[i]) ?:
+		      rn_wire_init(dev->engines[i]);
+	return ret;
 }
 
 /*
@@ -75,8 +79,8 @@ static void context_destroy(struct rn_client *client)
 
 	objects_destroy(client);
 	if (ctx->wake_fd >= 0) {
-		epoll_ctl(ctx->dev->engine->epoll_fd, EPOLL_CTL_DEL,
-			  ctx->wake_fd, NULL);
+		epoll_ctl(ctx->engine->epoll_fd, EPOLL_CTL_DEL, ctx->wake_fd,
+			  NULL);
 		close(ctx->wake_fd);
 	}
 	if (ctx->cmd_fd >= 0)
@@ -87,6 +91,8 @@ static void context_destroy(struct rn_client *client)
 		rn_uncharge(client, RN_DEV_PAGE_SIZE);
 	}
 	rn_list_del(&ctx->link);
+	if (ctx->engine)
+		rn_engine_context_removed(ctx);
 	/* The retired members go with it; client is its caller's. */
 	rn_list_for_each_safe(pos, tmp, &ctx->members) {
 		struct rn_client *m =

@@ -68,10 +68,16 @@ static int size_queues(struct rn_qp *qp, const struct rn_qp_cap *req,
 	return 0;
 }
 
+/*
+ * Its QPN, whose index tells its engine (the index mod the engines): the
+ * wire's sockets send each packet to the engine of the QP it names
+ * (wire/netio.c).
+ */
 static int qpn_assign(struct rn_qp *qp)
 {
 	struct rn_device *dev = qp->client->dev;
-	int64_t index = rn_table_insert(&dev->qpns, qp);
+	int64_t index = rn_table_insert_class(&dev->qpns, qp, dev->nengines,
+					      qp->engine->index);
 	uint16_t gen;
 
 	if (index < 0)
@@ -203,10 +209,14 @@ int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *re
 	if (h < 0)
 		goto err_unmap;
 	qp->handle = h;
+	/* An XRC target takes from the domain's SRQs, which may be of any
+	 * context: engine 0 runs them all (verbs/srq.c).
+	 */
+	qp->engine = qp->qp_type == IBV_QPT_XRC_RECV ? client->dev->engines[0] :
+						       client->ctx->engine;
 	ret = qpn_assign(qp);
 	if (ret)
 		goto err_handle;
-	qp->engine = client->dev->engine;
 	qp->transport = &rn_local_transport;
 	ret = rn_local_qp_add(qp);
 	if (ret)

@@ -103,11 +103,11 @@ static int context_create(struct rn_client *client)
 		goto err_page;
 	ctx->wake_watch = (struct rn_watch){ RN_WATCH_WAKE, ctx };
 	ev.data.ptr = &ctx->wake_watch;
-	if (epoll_ctl(dev->engine->epoll_fd, EPOLL_CTL_ADD, ctx->wake_fd,
-		      &ev))
+	ctx->engine = rn_engine_for_context(dev);
+	if (epoll_ctl(ctx->engine->epoll_fd, EPOLL_CTL_ADD, ctx->wake_fd, &ev))
 		goto err_wake;
 	rn_list_add_tail(&dev->contexts, &ctx->link);
-	rn_engine_context_added(dev->engine, ctx);
+	rn_engine_context_added(ctx);
 	return 0;
 
 err_wake:

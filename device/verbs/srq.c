@@ -94,8 +94,14 @@ int rn_srq_create(struct rn_client *client, const struct rn_ctl_create_srq_req *
 	srq->cq = cq;
 	srq->xrcd = xrcd;
 	pd->refs++;
-	if (cq)
+	if (cq) {
 		cq->refs++;
+		/* Engine 0 runs the XRC targets that complete into it
+		 * (verbs/qp.c); the context's engine runs its other QPs.
+		 */
+		if (client->ctx->engine != client->dev->engines[0])
+			cq->shared = true;
+	}
 	if (xrcd)
 		rn_xrcd_get(xrcd);
 

@@ -76,7 +76,8 @@ void rn_wire_gsi_send(struct rn_device *dev, int sgid_index,
 		      uint32_t dqpn, uint32_t qkey, const uint8_t *mad,
 		      uint32_t len)
 {
-	struct rn_wire *w = dev->engine->wire;
+	/* QP1's datagrams leave from engine 0, held by the control thread. */
+	struct rn_wire *w = dev->engines[0]->wire;
 	struct rn_wire_peer peer;
 	struct rn_pkt p = {
 		.opcode = RN_PKT_UD | RN_PKT_OP_SEND_ONLY,

@@ -215,6 +215,7 @@ struct rn_wire_tx {
 	union rn_sockaddr to;
 	socklen_t tolen;
 	uint32_t qpn; /* our QP that sent it */
+	uint32_t dqpn; /* the QP it is for: a run goes to one (netio.c) */
 	bool bad_icrc; /* an injected fault: sealed with a wrong ICRC */
 };
 
@@ -334,6 +335,8 @@ static inline void rn_wire_count(struct rn_wire *w, enum rn_counter c)
 }
 
 void rn_wire_flush(struct rn_wire *w);
+/* Steer a group of n engines' sockets, fd's among them (netio.c). */
+int rn_wire_steer(int fd, uint32_t n);
 /*
  * One packet off a socket (netio.c), buf[0, len): parsed, its ICRC checked
  * against pkt's addresses, counted and handed to the QP it names.  pkt

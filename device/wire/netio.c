@@ -16,6 +16,13 @@
  *
  * Every packet leaves from port 4791: a userspace socket has one source
  * port, and receivers (rxe included) do not look at it.
+ *
+ * With several engines each has a socket for each address, all of them in
+ * one SO_REUSEPORT group, and a classic BPF program picks the socket of
+ * the engine that owns the QP a packet names (rn_wire_steer): a packet
+ * reaches its engine without a hop through another.  UDP GRO is off
+ * then, since it merges packets of one address pair whatever QP they are
+ * for, and a run of packets sent as one (UDP GSO) goes to one QP.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
 #include <netinet/udp.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -183,7 +191,10 @@ static int sock_open(struct rn_wire *w, struct rn_wire_sock *s,
 	/* UDP GRO (Linux 5.0): such runs may come in as one, not cut up by
 	 * the ingress (a veth peer's GSO datagram, a NIC's GRO).
 	 */
-	set_int(fd, SOL_UDP, UDP_GRO, 1);
+	if (w->dev->nengines == 1)
+		set_int(fd, SOL_UDP, UDP_GRO, 1);
+	else
+		set_int(fd, SOL_SOCKET, SO_REUSEPORT, 1);
 	if (bind(fd, (struct sockaddr *)&s->local, len) ||
 	    epoll_ctl(w->engine->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
 		int ret = errno;
@@ -208,15 +219,78 @@ static bool sock_matches(const struct rn_device *dev,
 				     len);
 }
 
-/* Entry i's socket for gid, 0 or why not; told when that changes. */
-static int sock_for(struct rn_wire *w, unsigned int i, const uint8_t *gid)
+/*
+ * The program of a group of n engines' sockets: the BTH's destination QP
+ * (the UDP payload's bytes 5 to 7), its index modulo n is the engine
+ * (verbs/qp.c), which is its socket's place in the group (the order they
+ * were bound in).  A packet too short for a BTH goes to engine 0, which
+ * drops it.  Returns 0 or errno.
+ */
+int rn_wire_steer(int fd, uint32_t n)
 {
-	struct rn_wire_sock *s = &w->socks[i];
-	int was = w->dev->port.gid_errors[i], ret;
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, RN_QPN_INDEX_MASK),
+		BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, n),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	struct sock_fprog prog = { .len = 4, .filter = code };
+
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog,
+			  sizeof(prog)) ? errno : 0;
+}
+
+/*
+ * With several engines their sockets share the port: first see that
+ * nobody else has it (a socket alone, bound for a moment), since another
+ * process of our user could join the group unseen.
+ */
+static int port_free(struct rn_device *dev, const uint8_t *gid)
+{
+	union rn_sockaddr sa;
+	socklen_t len = rn_wire_gid_addr(dev, gid, &sa.v6, &sa.v4);
+	int fd = socket(sa.sa.sa_family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+	int ret = 0;
+
+	if (fd < 0)
+		return errno;
+	if (sa.sa.sa_family == AF_INET6)
+		set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1);
+	if (bind(fd, &sa.sa, len))
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+/* Entry i's socket on every engine, steered; 0 or why not. */
+static int socks_open(struct rn_device *dev, unsigned int i, const uint8_t *gid)
+{
+	uint32_t k;
+	int ret = dev->nengines > 1 ? port_free(dev, gid) : 0;
+
+	for (k = 0; !ret && k < dev->nengines; k++) {
+		struct rn_wire *w = dev->engines[k]->wire;
+
+		w->socks[i].gid_index = i;
+		ret = sock_open(w, &w->socks[i], gid);
+	}
+	if (!ret && dev->nengines > 1)
+		ret = rn_wire_steer(dev->engines[0]->wire->socks[i].fd,
+				    dev->nengines);
+	if (ret)
+		while (k--)
+			sock_close(dev->engines[k]->wire,
+				   &dev->engines[k]->wire->socks[i]);
+	return ret;
+}
+
+/* Entry i's sockets for gid, 0 or why not; told when that changes. */
+static int sock_for(struct rn_device *dev, unsigned int i, const uint8_t *gid)
+{
+	int was = dev->port.gid_errors[i], ret;
 	char a[INET6_ADDRSTRLEN] = "?";
 
-	s->gid_index = i;
-	ret = sock_open(w, s, gid);
+	ret = socks_open(dev, i, gid);
 	if (ret == was)
 		return ret;
 	if (rn_gid_is_ipv4(gid))
@@ -225,11 +299,11 @@ static int sock_for(struct rn_wire *w, unsigned int i, const uint8_t *gid)
 		inet_ntop(AF_INET6, gid, a, sizeof(a));
 	if (ret)
 		rn_warn("%s: GID %u (%s): cannot bind UDP port %u: %s%s\n",
-			w->dev->name, i, a, RN_PKT_UDP_DPORT, strerror(ret),
+			dev->name, i, a, RN_PKT_UDP_DPORT, strerror(ret),
 			ret == EADDRINUSE ? " (another RoCE stack in this network "
 					    "namespace, such as rdma_rxe?)" : "");
 	else
-		rn_info("%s: GID %u (%s): UDP port %u bound\n", w->dev->name, i, a,
+		rn_info("%s: GID %u (%s): UDP port %u bound\n", dev->name, i, a,
 			RN_PKT_UDP_DPORT);
 	return ret;
 }
@@ -243,19 +317,21 @@ static int sock_for(struct rn_wire *w, unsigned int i, const uint8_t *gid)
  */
 unsigned int rn_wire_addresses_changed(struct rn_device *dev)
 {
-	struct rn_wire *w = dev->engine->wire;
-	unsigned int i, unbound = 0;
+	unsigned int i, k, unbound = 0;
 
-	rn_wire_flush(w);
+	for (k = 0; k < dev->nengines; k++)
+		rn_wire_flush(dev->engines[k]->wire);
 	for (i = 0; i < RN_GID_TABLE_LEN; i++) {
-		struct rn_wire_sock *s = &w->socks[i];
 		const uint8_t *gid = dev->port.gids[i].raw;
 
-		if (!rn_gid_is_zero(gid) && sock_matches(dev, s, gid))
+		if (!rn_gid_is_zero(gid) &&
+		    sock_matches(dev, &dev->engines[0]->wire->socks[i], gid))
 			continue;
-		sock_close(w, s);
+		for (k = 0; k < dev->nengines; k++)
+			sock_close(dev->engines[k]->wire,
+				   &dev->engines[k]->wire->socks[i]);
 		dev->port.gid_errors[i] = rn_gid_is_zero(gid) ? 0 :
-							      sock_for(w, i, gid);
+							      sock_for(dev, i, gid);
 		/* A loopback GID is one without its socket: no retry. */
 		unbound += !rn_port_gid_valid(dev, i) && !rn_gid_is_zero(gid);
 	}
@@ -264,15 +340,17 @@ unsigned int rn_wire_addresses_changed(struct rn_device *dev)
 
 void rn_wire_close(struct rn_device *dev)
 {
-	unsigned int i;
+	unsigned int i, k;
 
-	struct rn_wire *w = dev->engine ? dev->engine->wire : NULL;
+	for (k = 0; dev->engines && k < dev->nengines; k++) {
+		struct rn_wire *w = dev->engines[k] ? dev->engines[k]->wire : NULL;
 
-	if (!w)
-		return;
-	for (i = 0; i < RN_GID_TABLE_LEN; i++)
-		sock_close(w, &w->socks[i]);
-	rn_wire_fault_free(w);
+		if (!w)
+			continue;
+		for (i = 0; i < RN_GID_TABLE_LEN; i++)
+			sock_close(w, &w->socks[i]);
+		rn_wire_fault_free(w);
+	}
 }
 
 /* ---- sending ------------------------------------------------------------------ */
@@ -325,7 +403,7 @@ static bool joins_run(const struct rn_wire_tx *prev,
 	       prev->seg + 1u < RN_WIRE_GSO_SEGS &&
 	       (prev->seg + 2u) * first->len <= RN_WIRE_GSO_BYTES &&
 	       tx->tos == first->tos && tx->ttl == first->ttl &&
-	       tx->tolen == first->tolen &&
+	       tx->dqpn == first->dqpn && tx->tolen == first->tolen &&
 	       !memcmp(&tx->to, &first->to, tx->tolen);
 }
 
@@ -542,9 +620,10 @@ enum rn_dma_status rn_wire_send(struct rn_wire *w,
 	tx->tolen = peer->family == AF_INET ? sizeof(tx->to.v4) :
 					      sizeof(tx->to.v6);
 	tx->qpn = peer->qpn;
+	tx->dqpn = q.dqpn;
 	tx->bad_icrc = false;
 	memcpy(&tx->to, &peer->addr, tx->tolen);
-	if (!w->engine->faulty_qps) {
+	if (!w->dev->faulty_qps) {
 		queue(w, si);
 		return RN_DMA_OK;
 	}
@@ -669,7 +748,11 @@ static struct rn_wire_qp *connected_qp(struct rn_wire *w,
 	struct rn_wire_qp *wq = qp ? qp->wire : NULL;
 	bool request = pkt->op->flags & RN_PKT_F_REQ;
 
-	if (!wq || wq->transport != rn_pkt_transport(pkt->p.opcode) ||
+	/* Another engine's QP: a packet that came in a run sent to another
+	 * QP (UDP GSO of an older peer), which the steering could not split.
+	 */
+	if (!wq || qp->engine != w->engine ||
+	    wq->transport != rn_pkt_transport(pkt->p.opcode) ||
 	    !peer_is(&wq->peer, pkt))
 		return NULL;
 	/* An XRC initiator only completes, a target only responds. */
@@ -685,7 +768,8 @@ static void cnp_received(struct rn_wire *w, const struct rn_wire_pkt *pkt)
 	struct rn_qp *qp = rn_qp_by_qpn(w->dev, pkt->p.dqpn);
 	struct rn_wire_qp *wq = qp ? qp->wire : NULL;
 
-	if (!wq || !wq->sends || !peer_is(&wq->peer, pkt)) {
+	if (!wq || qp->engine != w->engine || !wq->sends ||
+	    !peer_is(&wq->peer, pkt)) {
 		rn_wire_count(w, RN_CNT_CNP_IGNORED);
 		return;
 	}
@@ -927,5 +1011,8 @@ int rn_wire_init(struct rn_engine *e)
 
 void rn_wire_set_gsi(struct rn_device *dev, rn_wire_gsi_fn fn)
 {
-	dev->engine->wire->gsi_recv = fn;
+	uint32_t k;
+
+	for (k = 0; k < dev->nengines; k++)
+		dev->engines[k]->wire->gsi_recv = fn;
 }

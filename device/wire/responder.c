@@ -585,7 +585,7 @@ static enum step do_atomic(struct rn_wire_qp *wq, const struct rn_pkt *p)
 	struct rn_iovs remote;
 	struct rn_responder r;
 	enum rn_dma_status st;
-	uint64_t old, new;
+	uint64_t old;
 
 	if (!wq->nres || !rn_responder_of(wq->qp, p->xrc_srqn, &r) ||
 	    a->va % sizeof(old)) {
@@ -601,15 +601,12 @@ static enum step do_atomic(struct rn_wire_qp *wq, const struct rn_pkt *p)
 		refuse(wq, RN_PKT_NAK_REM_ACCESS, p->psn);
 		return REFUSED;
 	}
-	st = rn_dma_from(&remote, &old, sizeof(old));
-	if (st == RN_DMA_OK) {
-		if ((p->opcode & 0x1F) == RN_PKT_OP_FETCH_ADD)
-			new = old + a->swap_add;
-		else
-			new = old == a->compare ? a->swap_add : old;
-		if (new != old)
-			st = rn_dma_to(&remote, &new, sizeof(new));
-	}
+	if ((p->opcode & 0x1F) == RN_PKT_OP_FETCH_ADD)
+		st = rn_atomic_apply(rn_wire_dev(wq), &remote, true,
+				     a->swap_add, 0, &old);
+	else
+		st = rn_atomic_apply(rn_wire_dev(wq), &remote, false,
+				     a->compare, a->swap_add, &old);
 	if (st == RN_DMA_GONE)
 		return HELD;
 	if (st) {

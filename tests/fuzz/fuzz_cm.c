@@ -82,8 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!ready) {
 		init_once();
-		timers = dev.engine->ntimers;
-		armed = dev.engine->timers.n;
+		timers = dev.engines[0]->ntimers;
+		armed = dev.engines[0]->timers.n;
 		ready = true;
 	}
 	cm = rn_cm_init(&dev);
@@ -112,6 +112,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Two listeners, and what their backlogs let in. */
 	check(cm->ids.used <= 2 + 2 * BACKLOG);
 	rn_cm_close(&dev);
-	check(dev.engine->ntimers == timers && dev.engine->timers.n == armed);
+	check(dev.engines[0]->ntimers == timers && dev.engines[0]->timers.n == armed);
 	return 0;
 }

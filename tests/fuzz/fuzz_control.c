@@ -132,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				spray(cq->mem, cq->mem_size, &data, &size);
 		}
 		for (n = 0; n < 4; n++)
-			rn_engine_pass(dev.engine, rn_now_ns());
+			rn_engine_pass(dev.engines[0], rn_now_ns());
 	}
 	rn_client_release(client);
 	rn_list_del(&client->link);

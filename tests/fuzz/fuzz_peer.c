@@ -430,7 +430,7 @@ struct digest {
 
 static void take_digest(struct env *e, struct digest *d)
 {
-	struct rn_wire *w = e->fx->dev.engine->wire;
+	struct rn_wire *w = e->fx->dev.engines[0]->wire;
 	unsigned int i;
 
 	memset(d, 0, sizeof(*d));
@@ -514,7 +514,7 @@ static unsigned int collect(struct env *e)
 	uint32_t type;
 
 	for (round = 0; round < 64; round++) {
-		bool more = rn_wire_reply(e->fx->dev.engine->wire, rn_now_ns());
+		bool more = rn_wire_reply(e->fx->dev.engines[0]->wire, rn_now_ns());
 
 		n += take_sent(e);
 		if (!more)

@@ -65,7 +65,7 @@ static void bind_port(struct rn_device *dev)
  */
 static void wire_sink(struct rn_device *dev)
 {
-	struct rn_wire_sock *s = &dev->engine->wire->socks[0];
+	struct rn_wire_sock *s = &dev->engines[0]->wire->socks[0];
 
 	s->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	assert_true(s->fd >= 0);
@@ -100,6 +100,8 @@ static void open_client(struct fx *fx)
 	assert_non_null(ctx->dev_page);
 	fx->page = map_fd(fx, dup(ctx->dev_page_fd), RN_DEV_PAGE_SIZE);
 	rn_list_add_tail(&dev->contexts, &ctx->link);
+	ctx->engine = rn_engine_for_context(dev);
+	rn_engine_context_added(ctx);
 	c->opened = true;
 	c->confirmed = true;
 	rn_list_add_tail(&dev->clients, &c->link);
@@ -133,14 +135,16 @@ struct fx *fx_new(void)
 static void device_free(struct rn_device *dev)
 {
 	rn_wire_close(dev);
-	free(dev->engine->wire);
-	free(dev->engine->bounce);
-	free(dev->engine->stage);
-	free(dev->engine->batch);
-	free(dev->engine->timers.heap);
-	close(dev->engine->epoll_fd);
-	close(dev->engine->kick_fd);
-	free(dev->engine);
+	free(dev->engines[0]->wire);
+	free(dev->engines[0]->bounce);
+	free(dev->engines[0]->stage);
+	free(dev->engines[0]->batch);
+	free(dev->engines[0]->timers.heap);
+	close(dev->engines[0]->epoll_fd);
+	close(dev->engines[0]->kick_fd);
+	free(dev->engines[0]);
+	free(dev->engines);
+	free(dev->timers.heap);
 	free(dev->mr_tags);
 	free(dev->mw_tags);
 	free(dev->qpn_gens);
@@ -161,7 +165,7 @@ void fx_free(struct fx *fx)
 	rn_list_del(&fx->client->link);
 	fx->dev.nclients--;
 	free(fx->client);
-	assert_int_equal(fx->dev.engine->ntimers, 0);
+	assert_int_equal(fx->dev.engines[0]->ntimers, 0);
 	assert_int_equal(fx->dev.shared_bytes, 0);
 	device_free(&fx->dev);
 	for (i = 0; i < fx->nmaps; i++)
@@ -189,7 +193,7 @@ bool fx_event(struct fx *fx, uint32_t *type, uint64_t *element)
 
 bool fx_pass(struct fx *fx)
 {
-	return rn_engine_pass(fx->dev.engine, rn_now_ns());
+	return rn_engine_pass(fx->dev.engines[0], rn_now_ns());
 }
 
 /* ---- MRs ---------------------------------------------------------------------- */
@@ -530,7 +534,7 @@ void fx_post_srq_recv(struct fx_srq *srq, uint64_t wr_id,
 
 unsigned int fx_wire_take(struct fx *fx, struct fx_pkt *out, unsigned int max)
 {
-	struct rn_wire *w = fx->dev.engine->wire;
+	struct rn_wire *w = fx->dev.engines[0]->wire;
 	unsigned int i, n = w->ntx;
 
 	assert_true(n <= max);
@@ -548,7 +552,7 @@ bool fx_wire_arrive(struct fx *fx, const struct sockaddr_in *from, uint8_t tos,
 		    const struct rn_pkt *p)
 {
 	struct rn_device *dev = &fx->dev;
-	struct rn_wire_sock *s = &dev->engine->wire->socks[0];
+	struct rn_wire_sock *s = &dev->engines[0]->wire->socks[0];
 	static uint8_t buf[RN_WIRE_PKT_MAX];
 	struct rn_wire_pkt pkt = {
 		.sock = s,
@@ -568,7 +572,7 @@ bool fx_wire_arrive(struct fx *fx, const struct sockaddr_in *from, uint8_t tos,
 	if (!len)
 		return false;
 	rn_icrc_seal_ipv4(&flow, (uint16_t)(len * 7919), buf, len);
-	rn_wire_receive_packet(dev->engine->wire, pkt, buf, len);
+	rn_wire_receive_packet(dev->engines[0]->wire, pkt, buf, len);
 	return true;
 }
 
@@ -584,8 +588,8 @@ void fx_wire_recv(struct fx_qp *qp, const struct rn_pkt *p)
 void fx_wire_batch_end(struct fx *fx)
 {
 	/* netio.c: the end of receive_batch */
-	rn_wire_write_flush(fx->dev.engine->wire);
-	rn_wire_send_acks(fx->dev.engine->wire);
+	rn_wire_write_flush(fx->dev.engines[0]->wire);
+	rn_wire_send_acks(fx->dev.engines[0]->wire);
 }
 
 void fx_wire_deliver(struct fx_qp *qp, const struct rn_pkt *p)
@@ -621,5 +625,5 @@ void fx_assert_no_event(struct fx *fx)
 
 uint64_t fx_counter(struct fx *fx, enum rn_counter c)
 {
-	return fx->dev.engine->counters[c];
+	return fx->dev.engines[0]->counters[c];
 }

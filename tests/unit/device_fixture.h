@@ -12,7 +12,7 @@
  * QP connected to that GID takes the local path; one connected to any
  * other (FX_REMOTE_GID, 198.18.0.2) is on the wire.  The wire has no UDP
  * socket: GID 0's socket is an unbound AF_UNIX datagram socket, so that
- * rn_wire_send queues packets into dev->engine->wire->tx[] (it drops them without
+ * rn_wire_send queues packets into dev->engines[0]->wire->tx[] (it drops them without
  * a socket) and a flush, if one ever happens, sends nothing anywhere (every
  * sendmmsg fails, counted in RN_CNT_SEND_ERR).  fx_wire_take reads the
  * queued packets and empties the batch before anything flushes it.
@@ -193,7 +193,7 @@ struct fx_pkt {
 	struct rn_pkt p;
 };
 
-/* Parse the packets queued in dev->engine->wire->tx[] into out (at most max) and
+/* Parse the packets queued in dev->engines[0]->wire->tx[] into out (at most max) and
  * empty the batch.  Returns how many there were (all must fit).
  */
 unsigned int fx_wire_take(struct fx *fx, struct fx_pkt *out, unsigned int max);

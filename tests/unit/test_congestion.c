@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "wire/internal.h"
@@ -32,12 +33,12 @@ static int setup(void **state)
 	memset(&qp, 0, sizeof(qp));
 	memset(&wq, 0, sizeof(wq));
 	rn_list_init(&dev.clients);
-	assert_int_equal(rn_engine_init(&dev), 0);
-	assert_int_equal(rn_wire_init(dev.engine), 0);
-	assert_int_equal(rn_timers_reserve(&dev.engine->timers, 8), 0);
+	assert_int_equal(rn_engines_init(&dev), 0);
+	assert_int_equal(rn_wire_init(dev.engines[0]), 0);
+	assert_int_equal(rn_timers_reserve(&dev.engines[0]->timers, 8), 0);
 	client.dev = &dev;
 	qp.client = &client;
-	qp.engine = dev.engine;
+	qp.engine = dev.engines[0];
 	rn_list_init(&qp.active_link);
 	rn_timer_init(&qp.wait_timer, NULL);
 	wq.qp = &qp;
@@ -50,11 +51,14 @@ static int teardown(void **state)
 {
 	(void)state;
 	rn_wire_cc_reset(&wq);
-	free(dev.engine->timers.heap);
-	free(dev.engine->wire);
-	free(dev.engine->bounce);
-	free(dev.engine->stage);
-	free(dev.engine);
+	free(dev.engines[0]->timers.heap);
+	free(dev.engines[0]->wire);
+	free(dev.engines[0]->bounce);
+	free(dev.engines[0]->stage);
+	close(dev.engines[0]->epoll_fd);
+	close(dev.engines[0]->kick_fd);
+	free(dev.engines[0]);
+	free(dev.engines);
 	return 0;
 }
 
@@ -71,7 +75,7 @@ static uint64_t send_for(uint64_t from, uint64_t span, uint64_t rate)
 static void test_marks_make_spaced_cnps(void **state)
 {
 	struct rn_wire_pkt pkt = { .tos = RN_WIRE_ECN_CE };
-	const uint64_t *c = dev.engine->counters;
+	const uint64_t *c = dev.engines[0]->counters;
 
 	(void)state;
 	pkt.op = rn_pkt_op(RN_PKT_RC | RN_PKT_OP_SEND_ONLY);
@@ -128,7 +132,7 @@ static void test_pacer_spaces_packets(void **state)
 	rate = wq.cc.rate;
 	/* Each microsecond, send what the pacer lets through. */
 	for (t = T0; t < T0 + span; t += US) {
-		rn_timers_run(&dev.engine->timers, t);
+		rn_timers_run(&dev.engines[0]->timers, t);
 		while (rn_wire_cc_may_send(&wq, t)) {
 			rn_wire_cc_sent(&wq, 1024, t);
 			sent += 1024;
@@ -155,7 +159,7 @@ static void test_recovers_to_unlimited(void **state)
 	/* No more CNPs: the rate only rises, then limiting ends. */
 	while (wq.cc.rate && t < limit) {
 		t += 10 * US;
-		rn_timers_run(&dev.engine->timers, t);
+		rn_timers_run(&dev.engines[0]->timers, t);
 		if (wq.cc.rate) {
 			assert_true(wq.cc.rate >= prev);
 			prev = wq.cc.rate;
@@ -176,13 +180,13 @@ static void test_alpha_decays_without_cnps(void **state)
 	rn_wire_cc_cut(&wq, t);
 	alpha = wq.cc.alpha;
 	/* The period of the cut keeps it; the next one without a CNP not. */
-	rn_timers_run(&dev.engine->timers, wq.cc.period_timer.when);
+	rn_timers_run(&dev.engines[0]->timers, wq.cc.period_timer.when);
 	assert_int_equal(wq.cc.alpha, alpha);
-	rn_timers_run(&dev.engine->timers, wq.cc.period_timer.when);
+	rn_timers_run(&dev.engines[0]->timers, wq.cc.period_timer.when);
 	assert_true(wq.cc.alpha < alpha);
 	alpha = wq.cc.alpha;
 	/* A timer that fires late makes up for the periods it missed. */
-	rn_timers_run(&dev.engine->timers, wq.cc.period_timer.when +
+	rn_timers_run(&dev.engines[0]->timers, wq.cc.period_timer.when +
 					   3 * (wq.cc.period_timer.when - t));
 	assert_true(wq.cc.alpha < alpha - (alpha >> 4));
 }

@@ -482,18 +482,18 @@ static void test_rnr_wait_then_receive(void **state)
 	connect_qps(e, &ca, NULL);
 	post_op(&e->a, 1, RN_OP_SEND, &ls, 1, 0, 0);
 	fx_ring(&e->a);
-	rn_engine_pass(e->fx->dev.engine, t0);
+	rn_engine_pass(e->fx->dev.engines[0], t0);
 	assert_no_cqe(&e->cqa);
 	assert_true(rn_timer_armed(&e->a.dq->wait_timer));
 	assert_false(e->a.dq->active);
 	due = e->a.dq->wait_timer.when;
 	assert_int_equal(due, t0 + rn_rnr_timer_ns(1));
 	/* Not before its time. */
-	assert_false(rn_engine_pass(e->fx->dev.engine, due - 1));
+	assert_false(rn_engine_pass(e->fx->dev.engines[0], due - 1));
 	assert_no_cqe(&e->cqa);
 
 	fx_post_recv(&e->b, 2, &rs, 1);
-	assert_true(rn_engine_pass(e->fx->dev.engine, due));
+	assert_true(rn_engine_pass(e->fx->dev.engines[0], due));
 	c = one_cqe(&e->cqa);
 	assert_int_equal(c.status, IBV_WC_SUCCESS);
 	c = one_cqe(&e->cqb);
@@ -539,13 +539,13 @@ static void test_unanswered_then_connected(void **state)
 	fx_qp_connect(&e->a, &ca);
 	post_op(&e->a, 1, RN_OP_WRITE, &ls, 1, (uintptr_t)e->rb.buf, e->rb.rkey);
 	fx_ring(&e->a);
-	rn_engine_pass(e->fx->dev.engine, t0);
+	rn_engine_pass(e->fx->dev.engines[0], t0);
 	assert_no_cqe(&e->cqa);
 	assert_int_equal(e->a.dq->wait_timer.when, t0 + rn_ack_timeout_ns(14));
 	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 1);
 
 	fx_qp_connect(&e->b, &cb);
-	rn_engine_pass(e->fx->dev.engine, e->a.dq->wait_timer.when);
+	rn_engine_pass(e->fx->dev.engines[0], e->a.dq->wait_timer.when);
 	c = one_cqe(&e->cqa);
 	assert_int_equal(c.status, IBV_WC_SUCCESS);
 	assert_memory_equal(e->rb.buf, e->la.buf, 10);
@@ -699,7 +699,7 @@ static void test_self_recv_cq_overrun(void **state)
 	run(e, &q);
 	assert_true(rn_timer_armed(&q.dq->wait_timer));
 	fx_post_recv(&q, 3, &rs, 1);
-	rn_engine_pass(e->fx->dev.engine, q.dq->wait_timer.when);
+	rn_engine_pass(e->fx->dev.engines[0], q.dq->wait_timer.when);
 	assert_int_equal(fx_qp_state(&q), IBV_QPS_ERR);
 	fx_assert_event(e->fx, IBV_EVENT_CQ_ERR, &one);
 	assert_int_equal(q.ctrl->sq_wr_cons, 2);

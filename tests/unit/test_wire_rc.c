@@ -97,8 +97,8 @@ static int teardown(void **state)
 	struct env *e = *state;
 
 	/* Nothing ever left for a socket. */
-	assert_int_equal(e->fx->dev.engine->counters[RN_CNT_SEND_ERR], 0);
-	assert_int_equal(e->fx->dev.engine->counters[RN_CNT_NO_ROUTE], 0);
+	assert_int_equal(e->fx->dev.engines[0]->counters[RN_CNT_SEND_ERR], 0);
+	assert_int_equal(e->fx->dev.engines[0]->counters[RN_CNT_NO_ROUTE], 0);
 	fx_free(e->fx);
 	free(e);
 	return 0;
@@ -121,7 +121,7 @@ static unsigned int send_some(struct env *e)
 /* The READ responses and atomic ACKs the responder has to send. */
 static unsigned int replies(struct env *e)
 {
-	rn_wire_reply(e->fx->dev.engine->wire, rn_now_ns());
+	rn_wire_reply(e->fx->dev.engines[0]->wire, rn_now_ns());
 	return take(e);
 }
 
@@ -227,7 +227,7 @@ static void test_write_segmented(void **state)
 				    pk[i].p.payload_len);
 		assert_int_equal(pk[i].p.ackreq, i == 3);
 		assert_int_equal(!!(pk[i].p.hdrs & RN_PKT_H_RETH), i == 0);
-		assert_int_equal(rn_icrc_check_ipv4(&e->fx->dev.engine->wire->solver,
+		assert_int_equal(rn_icrc_check_ipv4(&e->fx->dev.engines[0]->wire->solver,
 						    &flow, pk[i].buf, pk[i].len,
 						    &id), RN_PKT_OK);
 		assert_true(id.df);
@@ -342,9 +342,9 @@ static void test_rnr_nak_timer(void **state)
 	assert_true(wq->rnr_timer.when <= rn_now_ns() + rn_rnr_timer_ns(5));
 	assert_int_equal(send_some(e), 0);
 
-	assert_false(rn_timers_run(&e->fx->dev.engine->timers, wq->rnr_timer.when - 1));
+	assert_false(rn_timers_run(&e->fx->dev.engines[0]->timers, wq->rnr_timer.when - 1));
 	assert_int_equal(send_some(e), 0);
-	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->rnr_timer.when));
+	assert_true(rn_timers_run(&e->fx->dev.engines[0]->timers, wq->rnr_timer.when));
 	assert_false(wq->rnr_wait);
 	assert_int_equal(send_some(e), 1);
 	assert_pkt(&pk[0], RN_PKT_OP_SEND_ONLY, SQ_PSN, 50);
@@ -563,7 +563,7 @@ static void test_ack_timeout(void **state)
 	ack(e, SQ_PSN); /* the first packet arrived */
 	assert_int_equal(wq->una, SQ_PSN + 1);
 
-	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when));
+	assert_true(rn_timers_run(&e->fx->dev.engines[0]->timers, wq->retrans_timer.when));
 	assert_int_equal(fx_counter(e->fx, RN_CNT_ACK_TIMEOUT), 1);
 	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 1);
 	assert_int_equal(e->w.ctrl->ack_timeouts, 1);
@@ -573,7 +573,7 @@ static void test_ack_timeout(void **state)
 	assert_pkt(&pk[1], RN_PKT_OP_WRITE_LAST, SQ_PSN + 2, 600 - 2 * MTU);
 	assert_no_cqe(e);
 
-	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when));
+	assert_true(rn_timers_run(&e->fx->dev.engines[0]->timers, wq->retrans_timer.when));
 	c = cqe(e);
 	assert_int_equal(c.status, IBV_WC_RETRY_EXC_ERR);
 	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRY_EXC), 1);
@@ -600,7 +600,7 @@ static void test_late_answer_after_timeout(void **state)
 
 	post_op(&e->w, 1, RN_OP_READ, &ls, PEER_VA, PEER_RKEY);
 	assert_int_equal(send_some(e), 1);
-	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when));
+	assert_true(rn_timers_run(&e->fx->dev.engines[0]->timers, wq->retrans_timer.when));
 	assert_int_equal(fx_counter(e->fx, RN_CNT_ACK_TIMEOUT), 1);
 	read_response(e, RN_PKT_OP_READ_RESP_FIRST, SQ_PSN, remote, MTU);
 	read_response(e, RN_PKT_OP_READ_RESP_LAST, SQ_PSN + 1, remote + MTU, MTU);
@@ -616,7 +616,7 @@ static void test_late_answer_after_timeout(void **state)
 	assert_true(rn_timer_armed(&wq->retrans_timer));
 
 	/* The same with the atomic late. */
-	assert_true(rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when));
+	assert_true(rn_timers_run(&e->fx->dev.engines[0]->timers, wq->retrans_timer.when));
 	assert_int_equal(fx_counter(e->fx, RN_CNT_ACK_TIMEOUT), 2);
 	p = to_w(e, RN_PKT_OP_ATOMIC_ACK, SQ_PSN + 2);
 	p.aeth.syndrome = rn_pkt_aeth_ack(RN_PKT_AETH_NO_CREDIT);
@@ -1100,7 +1100,7 @@ static void carry(struct env *e, struct fx_qp *x, struct fx_qp *y, int drop)
 	for (rounds = 0; rounds < 100; rounds++) {
 		fx_wire_run(x, BUDGET);
 		fx_wire_run(y, BUDGET);
-		rn_wire_reply(e->fx->dev.engine->wire, rn_now_ns());
+		rn_wire_reply(e->fx->dev.engines[0]->wire, rn_now_ns());
 		n = fx_wire_take(e->fx, q, RN_WIRE_TX_BATCH);
 		if (!n)
 			return;
@@ -1254,7 +1254,7 @@ static void test_completer_cq_overrun(void **state)
 	assert_false(q.dq->active);
 	assert_false(rn_timer_armed(&wq->retrans_timer));
 	for (i = 0; i < 10 && rn_timer_armed(&wq->retrans_timer); i++)
-		rn_timers_run(&e->fx->dev.engine->timers, wq->retrans_timer.when);
+		rn_timers_run(&e->fx->dev.engines[0]->timers, wq->retrans_timer.when);
 	assert_int_equal(fx_counter(e->fx, RN_CNT_ACK_TIMEOUT), 0);
 	assert_int_equal(fx_counter(e->fx, RN_CNT_RETRIES), 0);
 }
