@@ -61,6 +61,11 @@ stop_ringnicd() {
 	wait "$ringnicd_pid" 2>/dev/null
 }
 
+restart_ringnicd() { # [ringnicd options]
+	stop_ringnicd
+	start_ringnicd "$@"
+}
+
 link_add() {
 	rdma link add ringnic0 type ringnic netdev eth0 &&
 		rdma dev show ringnic0 && rdma link show ringnic0/1
@@ -574,6 +579,15 @@ if [[ " $groups " == *" tools "* ]]; then
 	# event, an XRC target QP outliving the context that made it.
 	step "rn_verbs_check" env RINGNIC_TEST_GID=$gid timeout 120 \
 		"$build/bin/rn_verbs_check"
+	# Two engines: each process's context on its own, the pairs between
+	# them reach across (the XRC targets are engine 0's).
+	step "ringnicd --engines 2" restart_ringnicd --engines 2
+	step "ibv_rc_pingpong, 2 engines" pair pingpong ibv_rc_pingpong -d ringnic0 -g $gid -n 1000 -c
+	step "ib_write_bw, 2 engines" pair perftest-bw ib_write_bw -d ringnic0 -x $gid -n 2000
+	step "ibv_ud_pingpong, 2 engines" pair pingpong ibv_ud_pingpong -d ringnic0 -g $gid -n 1000
+	step "ibv_xsrq_pingpong, 2 engines" pair none ibv_xsrq_pingpong -d ringnic0 -g $gid
+	step "ib_send_bw -c XRC, 2 engines" pair perftest-bw ib_send_bw -d ringnic0 -x $gid -n 2000 -c XRC
+	step "ringnicd, one engine again" restart_ringnicd
 fi
 [[ " $groups " == *" cmsoak "* ]] &&
 	step "rdma_cm soak: 300 connections, 10 clients killed" cm_soak

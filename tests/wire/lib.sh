@@ -56,7 +56,8 @@ wire_fail() {
 
 # wire_start HOST NAME [ringnicd options]: device NAME on HOST (A or B),
 # bound to that host's veth end, publishing in RINGNIC_RUNTIME_DIR;
-# returns once it is up.
+# returns once it is up.  RINGNICD_ARGS (--engines N) go before the
+# options.
 wire_start() {
 	local host=$1 name=$2 netdev=wa run=() ready
 	shift 2
@@ -67,7 +68,7 @@ wire_start() {
 	# ip execs ringnicd, so $! is the daemon's pid.
 	[ "$host" = B ] && { netdev=wb; run=(ip netns exec "$B"); }
 	"${run[@]}" ringnicd --name "$name" --foreground --no-realtime \
-		--runtime-dir "$RINGNIC_RUNTIME_DIR" --netdev $netdev "$@" >/dev/null 2>>"$RINGNIC_RUNTIME_DIR.$name.log" &
+		--runtime-dir "$RINGNIC_RUNTIME_DIR" --netdev $netdev ${RINGNICD_ARGS:-} "$@" >/dev/null 2>>"$RINGNIC_RUNTIME_DIR.$name.log" &
 	rn_pids+=($!)
 	# Up means published whole ("ready"), with its GID and its port
 	# ACTIVE (a veth end may get its carrier after ringnicd has started).
