@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * daemon/: the process around the device: main and the control thread's
- * loop, the engine thread's loop, the control socket, the kernel device (kernel mode), the netdev the port is
- * bound to, and the published sysfs-style tree.
+ * loop, the engines' threads and their loop, what they hand the control
+ * thread (relay.c), the control socket, the kernel device (kernel mode),
+ * the netdev the port is bound to, and the published sysfs-style tree.
  */
 #ifndef RN_DAEMON_H
 #define RN_DAEMON_H
@@ -33,7 +34,7 @@ struct rn_netdev_opts {
  * engine thread's (engine_thread.c).
  */
 /*
- * What the engine thread hands to the control thread (relay.c): QP1's
+ * What the engines' threads hand to the control thread (relay.c): QP1's
  * datagrams, and the news that the counters changed.
  */
 #define RN_RELAY_MADS 64

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * What the engine thread hands to the control thread, so that the control
+ * What the engines' threads hand to the control thread, so that the control
  * plane runs on the control thread alone:
  *
  * - QP1's datagrams (rdma_cm's MADs, or in kernel mode the kernel's),

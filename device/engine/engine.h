@@ -58,17 +58,18 @@ struct rn_network_ops {
 };
 
 /*
- * The gate between ringnicd's two threads (gate.c).  The engine thread and
- * the control thread both run the device's code, never at once: the
- * engine has the device while it polls and gives it up at the end of a
- * pass when the control thread asks, and whenever it sleeps.  Without a
- * thread of its own (the unit tests, the fuzzers) the gate is open.
+ * An engine's gate (gate.c).  The engine's thread and a holder (the
+ * control thread, or another engine visiting) both run the engine's code,
+ * never at once: the engine has its objects while it polls and gives them
+ * up at the end of a pass when a holder asks, and whenever it sleeps.
+ * Without a thread of its own (the unit tests, the fuzzers) the gate is
+ * open.
  */
 struct rn_gate {
-	bool threaded; /* an engine thread runs: the gate is in use */
-	/* Written by the engine thread only: */
+	bool threaded; /* the engine's thread runs: the gate is in use */
+	/* Written by the engine's thread only: */
 	bool inside; /* it has the device */
-	bool waiting; /* it waits for the control thread */
+	bool waiting; /* it waits for a holder */
 	uint64_t entries; /* times it came in after waiting */
 	/* Written by the holder (the control thread, or a visiting engine:
 	 * holders take turns on dev->hold_lock) only:
@@ -82,8 +83,9 @@ struct rn_gate {
 
 /*
  * The engine's state, and the QPs it owns (qp->engine): whoever has the
- * gate writes them (the engine thread, or the control thread for a
- * request), but the gate itself, whose fields say who writes them.
+ * gate writes them (the engine's thread, or a holder: the control thread
+ * for a request, another engine for a visit), but the gate itself, whose
+ * fields say who writes them, and the counters (rn_engine_count).
  */
 struct rn_engine {
 	struct rn_device *dev;
@@ -94,7 +96,7 @@ struct rn_engine {
 	struct rn_watch kick_watch;
 	bool sleeping; /* in epoll, or about to be */
 	bool nudged; /* a holder gave it a QP to run while it slept */
-	bool stop; /* the control thread asks the engine thread to end */
+	bool stop; /* the control thread asks the engine's thread to end */
 	struct rn_list contexts; /* whose doorbells it scans (ctx->engine) */
 	uint32_t ncontexts;
 	struct rn_list active; /* QPs that may have send work */
@@ -112,7 +114,7 @@ struct rn_engine {
 	struct rn_batch *batch; /* the local path's run of WRITEs (local/) */
 	struct rn_wire *wire; /* the wire's state (wire/) */
 	/* The port's hw_counters as this engine counted them; the port's
-	 * are the sums (rn_port_counter).
+	 * are the sums (rn_port_counters).
 	 */
 	uint64_t counters[RN_CNT_MAX];
 };

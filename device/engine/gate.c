@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The gate between the engine thread and the control thread (struct
- * rn_gate).  Either may run the device's code, one at a time, so no
+ * An engine's gate between its thread and the control thread (struct
+ * rn_gate).  Either may run the engine's code, one at a time, so no
  * object needs a lock against the control plane:
  *
  * - The engine enters before its passes and leaves when it sleeps, or at
