@@ -258,7 +258,38 @@ struct rn_cm_channel *rn_cm_channel_of(struct rn_cm *cm, uint64_t token)
 	return NULL;
 }
 
-/* The first message: the hello and the channel's end of the pair. */
+/*
+ * The descriptors a message carried: the first in *fd (-1: none), any
+ * others closed; their count.  Every one is taken, however many came.
+ */
+static unsigned int take_fds(struct msghdr *mh, int *fd)
+{
+	struct cmsghdr *c;
+	unsigned int n = 0;
+
+	*fd = -1;
+	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		size_t i, cnt;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < cnt; i++, n++) {
+			int one;
+
+			memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*fd < 0)
+				*fd = one;
+			else
+				close(one);
+		}
+	}
+	return n;
+}
+
+/* The first message: the hello and the channel's end of the pair, its
+ * only descriptor.
+ */
 static bool hello(struct rn_cm_channel *ch, struct msghdr *mh, ssize_t n)
 {
 	struct rn_cm_hello_reply reply = {
@@ -266,14 +297,10 @@ static bool hello(struct rn_cm_channel *ch, struct msghdr *mh, ssize_t n)
 		.netns_ino = ch->cm->netns_ino,
 	};
 	struct rn_cm_hello *h = mh->msg_iov->iov_base;
-	struct cmsghdr *c = CMSG_FIRSTHDR(mh);
-	int fd = -1;
+	int fd;
 
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-	    c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	if (fd < 0 || n != sizeof(*h) || h->magic != RN_CM_HELLO_MAGIC ||
-	    (mh->msg_flags & MSG_CTRUNC)) {
+	if (take_fds(mh, &fd) != 1 || n != sizeof(*h) ||
+	    h->magic != RN_CM_HELLO_MAGIC || (mh->msg_flags & MSG_CTRUNC)) {
 		if (fd >= 0)
 			close(fd);
 		return false;
@@ -315,13 +342,19 @@ static bool serve(struct rn_cm_channel *ch, const uint8_t *msg, size_t len)
 void rn_cm_readable(struct rn_cm_channel *ch)
 {
 	uint8_t buf[RN_CM_MSG_MAX + 8];
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	/* Room for the hello's descriptor; more that come are closed, by
+	 * the kernel (MSG_CTRUNC) or by take_fds.
+	 */
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cmsg;
 	struct iovec iov = { buf, sizeof(buf) };
 	struct msghdr mh = {
 		.msg_iov = &iov,
 		.msg_iovlen = 1,
-		.msg_control = cbuf,
-		.msg_controllen = sizeof(cbuf),
+		.msg_control = cmsg.buf,
+		.msg_controllen = sizeof(cmsg.buf),
 	};
 	ssize_t n = recvmsg(ch->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	bool ok;
@@ -335,18 +368,14 @@ void rn_cm_readable(struct rn_cm_channel *ch)
 	if (ch->event_fd < 0) {
 		ok = hello(ch, &mh, n);
 	} else {
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		int fd;
 
 		/* Commands carry no descriptors: close any that came. */
-		if (c && c->cmsg_type == SCM_RIGHTS) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+		ok = !take_fds(&mh, &fd) && !(mh.msg_flags & MSG_CTRUNC);
+		if (fd >= 0)
 			close(fd);
-			ok = false;
-		} else {
+		if (ok)
 			ok = serve(ch, buf, (size_t)n);
-		}
 	}
 	if (!ok)
 		channel_destroy(ch);
