@@ -224,9 +224,11 @@ int rn_qp_create(struct rn_client *client, const struct rn_ctl_create_qp_req *re
 	ret = rn_engine_qp_add(qp);
 	if (ret)
 		goto err_local;
-	if (qp->qp_type == IBV_QPT_XRC_RECV &&
-	    opener_add(qp, client, qp->handle, req->user_handle))
-		goto err_engine;
+	if (qp->qp_type == IBV_QPT_XRC_RECV) {
+		ret = opener_add(qp, client, qp->handle, req->user_handle);
+		if (ret)
+			goto err_engine;
+	}
 
 	qp->user_handle = req->user_handle;
 	qp->sq_sig_all = req->sq_sig_all;
