@@ -10,22 +10,40 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "load.h"
 
-static unsigned int count_dir(const char *path)
+/* ringnicd's descriptors; with "print", each with what it refers to. */
+static unsigned int count_fds(pid_t pid, bool print)
 {
-	DIR *d = opendir(path);
+	char path[64], target[512];
 	struct dirent *e;
 	unsigned int n = 0;
+	ssize_t len;
+	DIR *d;
 
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
 	if (!d)
 		return 0;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			n++;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		n++;
+		if (!print)
+			continue;
+		len = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
+		target[len < 0 ? 0 : len] = 0;
+		printf("load:   fd %s -> %s\n", e->d_name, target);
+	}
 	closedir(d);
 	return n;
+}
+
+void daemon_print_fds(pid_t pid)
+{
+	count_fds(pid, true);
 }
 
 static unsigned int tree_entries;
@@ -72,8 +90,7 @@ int daemon_sample(pid_t pid, const char *runtime_dir, struct daemon_sample *s)
 			s->ring_maps++;
 	fclose(f);
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	s->fds = count_dir(path);
+	s->fds = count_fds(pid, false);
 
 	tree_entries = 0;
 	if (nftw(runtime_dir, count_entry, 16, FTW_PHYS))

@@ -187,5 +187,6 @@ struct daemon_sample {
 /* daemon_watch.c */
 int daemon_sample(pid_t pid, const char *runtime_dir, struct daemon_sample *s);
 void daemon_peak(struct daemon_sample *peak, const struct daemon_sample *s);
+void daemon_print_fds(pid_t pid);
 
 #endif
