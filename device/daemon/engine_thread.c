@@ -172,6 +172,7 @@ static void *engine_main(void *arg)
 int rn_engine_threads_start(struct rn_device *dev)
 {
 	struct rn_daemon *d = rn_daemon_of(dev);
+	char name[16];
 	int ret = 0;
 
 	d->engine_threads = calloc(dev->nengines, sizeof(*d->engine_threads));
@@ -188,6 +189,9 @@ int rn_engine_threads_start(struct rn_device *dev)
 			rn_engine_threads_stop(dev);
 			break;
 		}
+		/* What top -H and ps -L show: "ringnicd" is the control thread. */
+		snprintf(name, sizeof(name), "rn-engine%u", d->nthreads);
+		pthread_setname_np(d->engine_threads[d->nthreads], name);
 	}
 	return ret;
 }

@@ -1002,7 +1002,8 @@ int rn_wire_init(struct rn_engine *e)
 	rn_list_init(&w->acks);
 	rn_list_init(&w->work);
 	rn_icrc_solver_init(&w->solver);
-	pick_crc(dev);
+	if (e->index == 0) /* the CRC is the process's: chosen once */
+		pick_crc(dev);
 	rn_wire_fault_init(w);
 	e->wire = w;
 	rn_engine_set_network(e, &wire_network);
