@@ -6,7 +6,12 @@
 #   - the engines alone: as many rn_bench_load processes as engines, each
 #     one context (one engine's) with LOAD_PAIRS RC pairs of its own,
 #     writing 64 B and 64 KiB, sleeping on a completion channel: the
-#     engines do the work, no poller takes their CPU;
+#     engines do the work, no poller takes their CPU.  Once with the
+#     engines at realtime priority (load "alone", the default as root) and
+#     once without (--no-realtime, load "alone-no-rt"): where a generator
+#     shares a core with the engine it feeds, a realtime engine woken by
+#     its doorbell preempts it at once, so each wake-up brings one post's
+#     work (bench/README.md);
 #   - perftest: PAIRS (default "1 2 4") ib_write_bw pairs at once, 64 B
 #     with --post_list 32 and 64 KiB, on the local path and over a veth
 #     pair (two hosts, bench/wire-hosts.sh), each pair its own QPs.
@@ -31,10 +36,10 @@ bench_port=18900
 
 # ---- the local path: a private ringnicd on lo -------------------------------
 
-local_start() { # ENGINES
+local_start() { # ENGINES [RINGNICD_ARGS...]
 	export RINGNIC_RUNTIME_DIR
 	RINGNIC_RUNTIME_DIR=$(mktemp -d /tmp/ringnic-scale.XXXXXX)
-	ringnicd --runtime-dir "$RINGNIC_RUNTIME_DIR" --netdev lo --engines "$1"
+	ringnicd --runtime-dir "$RINGNIC_RUNTIME_DIR" --netdev lo --engines "$@"
 }
 local_stop() {
 	kill -TERM "$(cat "$RINGNIC_RUNTIME_DIR/ringnic0.pid")"
@@ -47,9 +52,9 @@ record() { # PATH LOAD ENGINES PAIRS SIZE MPPS MBPS
 	printf '%-6s %-9s engines %-2s pairs %-2s %6s B  %8s Mpps %9s MB/s\n' "$@"
 }
 
-# load_point ENGINES SIZE: one rn_bench_load process per engine.
+# load_point LOAD ENGINES SIZE: one rn_bench_load process per engine.
 load_point() {
-	local e=$1 size=$2 i pids=() files=() mops mbps
+	local load=$1 e=$2 size=$3 i pids=() files=() mops mbps
 	for i in $(seq "$e"); do
 		files+=("$(mktemp)")
 		ringnic-run rn_bench_load -p "$load_pairs" -s "$size" -t "$secs" \
@@ -60,7 +65,7 @@ load_point() {
 	mops=$(awk '$1 == "rate" { s += $2 } END { printf "%.3f", s }' "${files[@]}")
 	mbps=$(awk -v m="$mops" -v s="$size" 'BEGIN { printf "%.0f", m * s }')
 	rm -f "${files[@]}"
-	record local alone "$e" "$e" "$size" "$mops" "$mbps"
+	record local "$load" "$e" "$e" "$size" "$mops" "$mbps"
 }
 
 # perftest_pairs RUN_SERVER RUN_CLIENT SERVER_ADDR PAIRS SIZE ARGS...: PAIRS
@@ -91,9 +96,13 @@ perftest_pairs() {
 }
 
 for e in $engines_list; do
+	local_start "$e" --no-realtime
+	load_point alone-no-rt "$e" 64
+	load_point alone-no-rt "$e" 65536
+	local_stop
 	local_start "$e"
-	load_point "$e" 64
-	load_point "$e" 65536
+	load_point alone "$e" 64
+	load_point alone "$e" 65536
 	for p in $pairs_list; do
 		read -r mpps mbps < <(perftest_pairs "" "" localhost "$p" 64 --post_list 32)
 		record local perftest "$e" "$p" 64 "$mpps" "$mbps"
@@ -125,7 +134,10 @@ done
 
 echo
 echo "ratio to one engine (same path, load, pairs and size):"
-awk -F, 'NR > 1 { k = $1 "," $2 "," $4 "," $5; if ($3 == 1) one[k] = $6
+# (the engines-alone rows have a load process per engine: their pairs grow
+# with the engines)
+awk -F, 'NR > 1 { k = $1 "," $2 "," ($2 ~ /^alone/ ? "per-engine" : $4) "," $5
+		  if ($3 == 1) one[k] = $6
 		  v[NR] = $0; key[NR] = k; e[NR] = $3; m[NR] = $6 }
 	 END { for (i = 2; i <= NR; i++) if (e[i] != 1 && one[key[i]] > 0)
 		printf "  %-30s engines %-2s %.2f\n", key[i], e[i], m[i] / one[key[i]] }' "$csv"
@@ -142,11 +154,13 @@ set grid
 set title "64 B writes"
 plot for [p in "$pairs_list"] "< awk -F, '\$1==\"local\" && \$2==\"perftest\" && \$4==" . p . " && \$5==64' $csv" using 3:6 with linespoints title "local, " . p . " perftest pairs", \
      "< awk -F, '\$2==\"alone\" && \$5==64' $csv" using 3:6 with linespoints lw 2 title "local, engines alone", \
+     "< awk -F, '\$2==\"alone-no-rt\" && \$5==64' $csv" using 3:6 with linespoints lw 2 dt 3 title "local, engines alone, --no-realtime", \
      for [p in "$pairs_list"] "< awk -F, '\$1==\"veth\" && \$4==" . p . " && \$5==64' $csv" using 3:6 with linespoints dt 2 title "veth, " . p . " pairs"
 set ylabel "MB/s"
 set title "64 KiB writes"
 plot for [p in "$pairs_list"] "< awk -F, '\$1==\"local\" && \$2==\"perftest\" && \$4==" . p . " && \$5==65536' $csv" using 3:7 with linespoints title "local, " . p . " perftest pairs", \
      "< awk -F, '\$2==\"alone\" && \$5==65536' $csv" using 3:7 with linespoints lw 2 title "local, engines alone", \
+     "< awk -F, '\$2==\"alone-no-rt\" && \$5==65536' $csv" using 3:7 with linespoints lw 2 dt 3 title "local, engines alone, --no-realtime", \
      for [p in "$pairs_list"] "< awk -F, '\$1==\"veth\" && \$4==" . p . " && \$5==65536' $csv" using 3:7 with linespoints dt 2 title "veth, " . p . " pairs"
 unset multiplot
 GP
