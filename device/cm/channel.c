@@ -287,25 +287,27 @@ static unsigned int take_fds(struct msghdr *mh, int *fd)
 	return n;
 }
 
-/* The first message: the hello and the channel's end of the pair, its
- * only descriptor.
+/*
+ * The first message, msg of n bytes: the hello and the channel's end of
+ * the pair, its only descriptor (nfds came, the first is *fd), which the
+ * channel keeps (*fd = -1) if the hello is good.
  */
-static bool hello(struct rn_cm_channel *ch, struct msghdr *mh, ssize_t n)
+static bool hello(struct rn_cm_channel *ch, const uint8_t *msg, ssize_t n,
+		  int *fd, unsigned int nfds)
 {
 	struct rn_cm_hello_reply reply = {
 		.token = ch->token,
 		.netns_ino = ch->cm->netns_ino,
 	};
-	struct rn_cm_hello *h = mh->msg_iov->iov_base;
-	int fd;
+	struct rn_cm_hello h;
 
-	if (take_fds(mh, &fd) != 1 || n != sizeof(*h) ||
-	    h->magic != RN_CM_HELLO_MAGIC || (mh->msg_flags & MSG_CTRUNC)) {
-		if (fd >= 0)
-			close(fd);
+	if (nfds != 1 || n != sizeof(h))
 		return false;
-	}
-	ch->event_fd = fd;
+	memcpy(&h, msg, sizeof(h));
+	if (h.magic != RN_CM_HELLO_MAGIC)
+		return false;
+	ch->event_fd = *fd;
+	*fd = -1;
 	return send(ch->fd, &reply, sizeof(reply), MSG_NOSIGNAL) ==
 	       sizeof(reply);
 }
@@ -357,26 +359,26 @@ void rn_cm_readable(struct rn_cm_channel *ch)
 		.msg_controllen = sizeof(cmsg.buf),
 	};
 	ssize_t n = recvmsg(ch->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	unsigned int nfds;
 	bool ok;
+	int fd;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n <= 0 || (mh.msg_flags & MSG_TRUNC)) {
+	if (n < 0) {
 		channel_destroy(ch);
 		return;
 	}
-	if (ch->event_fd < 0) {
-		ok = hello(ch, &mh, n);
-	} else {
-		int fd;
-
-		/* Commands carry no descriptors: close any that came. */
-		ok = !take_fds(&mh, &fd) && !(mh.msg_flags & MSG_CTRUNC);
-		if (fd >= 0)
-			close(fd);
-		if (ok)
-			ok = serve(ch, buf, (size_t)n);
-	}
+	/* Descriptors come with an empty or truncated message too. */
+	nfds = take_fds(&mh, &fd);
+	if (n == 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		ok = false;
+	else if (ch->event_fd < 0)
+		ok = hello(ch, buf, n, &fd, nfds);
+	else /* commands carry no descriptors */
+		ok = !nfds && serve(ch, buf, (size_t)n);
+	if (fd >= 0)
+		close(fd);
 	if (!ok)
 		channel_destroy(ch);
 }
