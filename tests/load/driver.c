@@ -349,13 +349,17 @@ static void settle(pid_t daemon, const char *dir, const struct daemon_sample *be
 {
 	uint64_t until = now_ns() + SETTLE_MS * 1000000ull;
 	struct timespec ts = { 0, 50 * 1000000 };
+	struct daemon_sample s;
 	unsigned int same = 0;
 
+	*after = *before;
 	while (same < 3 && now_ns() < until) {
-		if (!daemon_sample(daemon, dir, after) && same_holdings(after, before))
-			same++;
-		else
-			same = 0;
+		if (daemon_sample(daemon, dir, &s)) {
+			fail("cannot sample ringnicd (pid %d) after the load", (int)daemon);
+			return;
+		}
+		*after = s;
+		same = same_holdings(after, before) ? same + 1 : 0;
 		nanosleep(&ts, NULL);
 	}
 }
