@@ -62,8 +62,8 @@ load_point() {
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i"; done
-	mops=$(awk '$1 == "rate" { s += $2 } END { printf "%.3f", s }' "${files[@]}")
-	mbps=$(awk -v m="$mops" -v s="$size" 'BEGIN { printf "%.0f", m * s }')
+	read -r mops mbps < <(awk -v size="$size" '$1 == "rate" { s += $2 }
+		END { printf "%.3f %.0f\n", s, s * size }' "${files[@]}")
 	rm -f "${files[@]}"
 	record local "$load" "$e" "$e" "$size" "$mops" "$mbps"
 }
@@ -95,6 +95,9 @@ perftest_pairs() {
 	rm -f "${files[@]}"
 }
 
+[ "$(id -u)" = 0 ] ||
+	echo "scale: not root: the engines get no realtime priority, and the" \
+		"alone and alone-no-rt rows measure the same" >&2
 for e in $engines_list; do
 	local_start "$e" --no-realtime
 	load_point alone-no-rt "$e" 64
@@ -134,13 +137,14 @@ done
 
 echo
 echo "ratio to one engine (same path, load, pairs and size):"
-# (the engines-alone rows have a load process per engine: their pairs grow
-# with the engines)
+# The engines-alone rows have a load process per engine: their pairs grow
+# with the engines.  Mpps for 64 B, MB/s (more digits) above.
 awk -F, 'NR > 1 { k = $1 "," $2 "," ($2 ~ /^alone/ ? "per-engine" : $4) "," $5
-		  if ($3 == 1) one[k] = $6
-		  v[NR] = $0; key[NR] = k; e[NR] = $3; m[NR] = $6 }
+		  m[NR] = $5 > 64 ? $7 : $6
+		  if ($3 == 1) one[k] = m[NR]
+		  key[NR] = k; e[NR] = $3 }
 	 END { for (i = 2; i <= NR; i++) if (e[i] != 1 && one[key[i]] > 0)
-		printf "  %-30s engines %-2s %.2f\n", key[i], e[i], m[i] / one[key[i]] }' "$csv"
+		printf "  %-36s engines %-2s %.2f\n", key[i], e[i], m[i] / one[key[i]] }' "$csv"
 if command -v gnuplot >/dev/null; then
 	gnuplot <<GP
 set terminal pngcairo size 1200,480 font ",10" noenhanced
