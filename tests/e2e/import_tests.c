@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "e2e.h"
+#include "send_fds.h"
 
 #define SRC_OFF 0
 #define DST_OFF 4096
@@ -399,21 +400,10 @@ static int other_process(struct e2e_proc *p)
 /* A descriptor over a Unix socket, as one process gives another its context. */
 static int fd_send(int sock, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u = { 0 };
 	char byte = 0;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	int ret = rn_test_send_fds(sock, &byte, 1, &fd, 1, 0);
 
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	CHECK(sendmsg(sock, &mh, 0) == 1, "sendmsg: %s", strerror(errno));
+	CHECK(!ret, "sendmsg: %s", strerror(ret));
 	return 0;
 }
 

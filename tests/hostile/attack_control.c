@@ -47,7 +47,8 @@ static int protocol_break(const char *path, enum variant v)
 			{ RN_CTL_CAPTURE, sizeof(c) }, RN_CAPTURE_ANY_QP, 0, 0, 0
 		};
 
-		HCHECK(!raw_send(fd, &c, sizeof(c), NULL, 0, 0), "CAPTURE");
+		HCHECK(!rn_test_send_fds(fd, &c, sizeof(c), NULL, 0, 0),
+		       "CAPTURE");
 		HTRY(expect_status(fd, 0, what));
 	}
 
@@ -111,7 +112,7 @@ static int protocol_break(const char *path, enum variant v)
 		break;
 	}
 	/* A send refused because ringnicd closed already is the same answer. */
-	ret = raw_send(fd, buf, len, fds, nfds, 0);
+	ret = rn_test_send_fds(fd, buf, len, fds, nfds, 0);
 	if (!ret)
 		ret = v == V_CTL_AFTER_CAPTURE ? expect_capture_closed(fd, what) :
 						 expect_closed(fd, what);
@@ -141,11 +142,11 @@ static int bad_open(const char *path, enum variant v)
 		ret = raw_open_fds(fd, version, &p[1], 1, EPROTO, what);
 	} else if (v == V_CTL_OPEN_TOO_MANY_FDS) {
 		int fds[3] = { p[1], p[1], p[1] };
+		struct rn_ctl_open_req req = {
+			{ RN_CTL_OPEN, sizeof(req) }, RN_CTL_VERSION, 0
+		};
 
-		ret = raw_send(fd, &(struct rn_ctl_open_req){
-					   { RN_CTL_OPEN, sizeof(struct rn_ctl_open_req) },
-					   RN_CTL_VERSION, 0 },
-			       sizeof(struct rn_ctl_open_req), fds, 3, 0);
+		ret = rn_test_send_fds(fd, &req, sizeof(req), fds, 3, 0);
 		ret = ret ? HFAIL("%s: send: %s", what, strerror(ret)) :
 			    expect_closed(fd, what);
 		close(fd);
@@ -198,7 +199,8 @@ static int call_fds(int fd, uint32_t op, const int *fds, int nfds, int want,
 	req.open.hdr = (struct rn_ctl_req_hdr){ op, len };
 	if (op == RN_CTL_IMPORT)
 		req.open.version = RN_CTL_VERSION;
-	HCHECK(!raw_send(fd, &req, len, fds, nfds, 0), "%s: send failed", what);
+	HCHECK(!rn_test_send_fds(fd, &req, len, fds, nfds, 0),
+	       "%s: send failed", what);
 	return expect_status(fd, want, what);
 }
 
@@ -402,7 +404,8 @@ static int bad_create(const char *path)
 	case 2: /* a completion channel that is not a pipe */
 		cq.hdr = (struct rn_ctl_req_hdr){ RN_CTL_CREATE_CQ, sizeof(cq) };
 		efd = eventfd(0, EFD_CLOEXEC);
-		HCHECK(!raw_send(fd, &cq, sizeof(cq), &efd, 1, 0), "send");
+		HCHECK(!rn_test_send_fds(fd, &cq, sizeof(cq), &efd, 1, 0),
+		       "send");
 		close(efd);
 		ret = expect_status(fd, EINVAL, what);
 		break;
@@ -504,7 +507,7 @@ static int random_bytes(const char *path)
 		h->op = rng_range(RN_CTL_OPEN, RN_CTL_OP_MAX);
 		h->len = len;
 	}
-	ret = raw_send(fd, buf, len, NULL, 0, 0);
+	ret = rn_test_send_fds(fd, buf, len, NULL, 0, 0);
 	if (!ret)
 		ret = raw_answer(fd, &a, &status);
 	else
@@ -524,7 +527,7 @@ static int flood(const char *path)
 
 	HTRY(raw_session(path, &fd, "flood"));
 	while (sent < 20000 &&
-	       !raw_send(fd, &req, sizeof(req), NULL, 0, MSG_DONTWAIT))
+	       !rn_test_send_fds(fd, &req, sizeof(req), NULL, 0, MSG_DONTWAIT))
 		sent++;
 	for (i = 0; i < sent && a == ANSWER_REPLY; i++) {
 		if (raw_answer(fd, &a, &status)) {
@@ -557,7 +560,8 @@ static int netlink_garbage(const char *path)
 	int status;
 
 	HTRY((fd = raw_connect(path)) < 0);
-	HCHECK(!raw_send(fd, &req, sizeof(req), NULL, 0, 0), "%s: send", what);
+	HCHECK(!rn_test_send_fds(fd, &req, sizeof(req), NULL, 0, 0),
+	       "%s: send", what);
 	HTRY(raw_answer(fd, &a, &status));
 	HCHECK(a == ANSWER_REPLY && status == (req.dev_index ? 0 : EINVAL),
 	       "%s: NETLINK of device %u: status %d", what, req.dev_index,
@@ -580,7 +584,7 @@ static int netlink_garbage(const char *path)
 					 (rng_below(2) ? NLM_F_DUMP : 0) |
 					 (rng_below(2) ? NLM_F_ACK : 0);
 		}
-		if (raw_send(fd, buf, len, NULL, 0, 0))
+		if (rn_test_send_fds(fd, buf, len, NULL, 0, 0))
 			break; /* closed, for an earlier one */
 		if (unread)
 			continue;

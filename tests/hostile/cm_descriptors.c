@@ -22,6 +22,7 @@
 #include <rdma/rdma_user_cm.h>
 
 #include "../../kernel-abi/ringnic-cm.h"
+#include "../send_fds.h"
 
 static const char *daemon_pid;
 static char path[108];
@@ -48,13 +49,7 @@ static unsigned int daemon_fds(void)
 /* Sends len bytes of msg with nfds fresh descriptors (socketpair ends). */
 static void send_with_fds(int sock, const void *msg, size_t len, int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} ctl = { { 0 } };
-	struct iovec iov = { (void *)msg, len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	int fds[4], pair[2], i;
+	int fds[RN_TEST_SEND_FDS_MAX] = { -1, -1, -1, -1 }, pair[2], i, ret;
 
 	for (i = 0; i < nfds; i++) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair)) {
@@ -64,19 +59,9 @@ static void send_with_fds(int sock, const void *msg, size_t len, int nfds)
 		close(pair[0]);
 		fds[i] = pair[1];
 	}
-	if (nfds) {
-		struct cmsghdr *c;
-
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)len) {
-		perror("sendmsg");
+	ret = rn_test_send_fds(sock, msg, len, fds, nfds, 0);
+	if (ret) {
+		fprintf(stderr, "sendmsg: %s\n", strerror(ret));
 		exit(1);
 	}
 	for (i = 0; i < nfds; i++)

@@ -62,32 +62,6 @@ int raw_connect(const char *path)
 	return fd;
 }
 
-/* Send as is (the header's len is the caller's); errno, or 0. */
-int raw_send(int fd, const void *msg, size_t len, const int *fds,
-		    int nfds, int flags)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} cmsg;
-	struct iovec iov = { (void *)msg, len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(&cmsg, 0, sizeof(cmsg));
-		mh.msg_control = cmsg.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	return sendmsg(fd, &mh, MSG_NOSIGNAL | flags) == (ssize_t)len ? 0 : errno;
-}
-
 /* The next answer: a reply (its status), or the connection closed. */
 int raw_answer(int fd, enum answer *a, int *status)
 {
@@ -185,7 +159,8 @@ int raw_call(int fd, void *req, size_t len, uint32_t op, int want,
 
 	h->op = op;
 	h->len = len;
-	HCHECK(!raw_send(fd, req, len, NULL, 0, 0), "%s: send failed", what);
+	HCHECK(!rn_test_send_fds(fd, req, len, NULL, 0, 0), "%s: send failed",
+	       what);
 	return expect_status(fd, want, what);
 }
 
@@ -198,8 +173,8 @@ int raw_open_fds(int fd, uint32_t version, const int *fds, int nfds,
 		.version = version,
 	};
 
-	HCHECK(!raw_send(fd, &req, sizeof(req), fds, nfds, 0), "%s: send failed",
-	       what);
+	HCHECK(!rn_test_send_fds(fd, &req, sizeof(req), fds, nfds, 0),
+	       "%s: send failed", what);
 	return expect_status(fd, want, what);
 }
 
@@ -231,7 +206,7 @@ int alloc_pd(int fd, uint32_t *pd)
 	struct rn_ctl_alloc_pd_req req = { { RN_CTL_ALLOC_PD, sizeof(req) } };
 	struct rn_ctl_alloc_pd_resp resp;
 
-	HCHECK(!raw_send(fd, &req, sizeof(req), NULL, 0, 0) &&
+	HCHECK(!rn_test_send_fds(fd, &req, sizeof(req), NULL, 0, 0) &&
 		       recv(fd, &resp, sizeof(resp), 0) == sizeof(resp) &&
 		       !resp.hdr.status,
 	       "raw ALLOC_PD failed");
@@ -247,7 +222,8 @@ int create_cq(int fd, uint32_t *cq)
 	enum answer a;
 	int status;
 
-	HCHECK(!raw_send(fd, &req, sizeof(req), NULL, 0, 0), "raw CREATE_CQ");
+	HCHECK(!rn_test_send_fds(fd, &req, sizeof(req), NULL, 0, 0),
+	       "raw CREATE_CQ");
 	/* Peek the handle, then let raw_answer close the memfd. */
 	HCHECK(recv(fd, &resp, sizeof(resp), MSG_PEEK) == sizeof(resp),
 	       "raw CREATE_CQ answer");
@@ -278,7 +254,8 @@ int create_qp(int fd, uint32_t pd, uint32_t cq, uint32_t *qp)
 	int status;
 
 	qp_request(&req, pd, cq, cq);
-	HCHECK(!raw_send(fd, &req, sizeof(req), NULL, 0, 0), "raw CREATE_QP");
+	HCHECK(!rn_test_send_fds(fd, &req, sizeof(req), NULL, 0, 0),
+	       "raw CREATE_QP");
 	HCHECK(recv(fd, &resp, sizeof(resp), MSG_PEEK) == sizeof(resp),
 	       "raw CREATE_QP answer");
 	HTRY(raw_answer(fd, &a, &status));

@@ -10,14 +10,12 @@
 #include "kernel-abi/ringnic-ctl.h"
 
 #include "hostile.h"
+#include "send_fds.h"
 
 enum answer { ANSWER_REPLY, ANSWER_CLOSED };
 
 /* A connected socket, or -1 (recorded). */
 int raw_connect(const char *path);
-/* Send as is (the header's len is the caller's): 0 or an errno. */
-int raw_send(int fd, const void *msg, size_t len, const int *fds, int nfds,
-	     int flags);
 /* The next answer: a reply (its status), or the connection closed. */
 int raw_answer(int fd, enum answer *a, int *status);
 int expect_closed(int fd, const char *what);
