@@ -15,8 +15,9 @@
  *   read()                 one struct rn_kdev_req (blocks unless O_NONBLOCK;
  *                          poll() says when one waits)
  *   write()                one struct rn_kdev_reply, struct rn_kdev_event,
- *                          struct rn_kdev_counters, struct rn_kdev_gsi or
- *                          struct rn_kdev_port
+ *                          struct rn_kdev_counters,
+ *                          struct rn_kdev_engine_counters,
+ *                          struct rn_kdev_gsi or struct rn_kdev_port
  * Closing it (ringnicd exiting) detaches: every open context of the device
  * gets IBV_EVENT_DEVICE_FATAL and fails from then on.
  *
@@ -76,6 +77,7 @@ enum rn_kdev_out_type {
 	RN_KDEV_COUNTERS,
 	RN_KDEV_GSI_RECV,
 	RN_KDEV_PORT,
+	RN_KDEV_ENGINE_COUNTERS,
 };
 
 struct rn_kdev_reply {
@@ -112,6 +114,22 @@ struct rn_kdev_event {
 struct rn_kdev_counters {
 	__u32 type; /* RN_KDEV_COUNTERS */
 	__u32 count; /* RN_CNT_MAX */
+	__u64 values[RN_CNT_MAX];
+};
+
+/*
+ * What one engine of ringnicd (ringnicd --engines) counted of the port's
+ * counters, which are the engines' sums; sent with them.  The stub shows
+ * them in class/infiniband/<ibdev>/engines/K/hw_counters/, as ringnicd's
+ * own tree does in userspace mode, until ringnicd detaches.
+ */
+#define RN_KDEV_ENGINES_MAX 64
+
+struct rn_kdev_engine_counters {
+	__u32 type; /* RN_KDEV_ENGINE_COUNTERS */
+	__u32 count; /* RN_CNT_MAX */
+	__u32 engine; /* K, below RN_KDEV_ENGINES_MAX */
+	__u32 reserved; /* 0 */
 	__u64 values[RN_CNT_MAX];
 };
 

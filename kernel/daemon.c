@@ -517,6 +517,22 @@ static ssize_t write_counters(struct rn_daemon *d, const char __user *buf)
 	return ret;
 }
 
+static ssize_t write_engine_counters(struct rn_daemon *d, const char __user *buf)
+{
+	struct rn_kdev_engine_counters *c = memdup_user(buf, sizeof(*c));
+	ssize_t ret = sizeof(*c);
+
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	if (c->count != RN_CNT_MAX || c->engine >= RN_KDEV_ENGINES_MAX ||
+	    c->reserved)
+		ret = -EINVAL;
+	else
+		ret = rn_dev_engine_counters(d, c->engine, c->values) ?: ret;
+	kfree(c);
+	return ret;
+}
+
 /* A datagram ringnicd received for QP 1: into the kernel's GSI QP. */
 static ssize_t write_gsi(struct rn_daemon *d, const char __user *buf)
 {
@@ -566,6 +582,9 @@ static ssize_t kdev_write(struct file *f, const char __user *buf, size_t count,
 		return write_event(d, buf);
 	if (type == RN_KDEV_COUNTERS && count == sizeof(struct rn_kdev_counters))
 		return write_counters(d, buf);
+	if (type == RN_KDEV_ENGINE_COUNTERS &&
+	    count == sizeof(struct rn_kdev_engine_counters))
+		return write_engine_counters(d, buf);
 	if (type == RN_KDEV_GSI_RECV && count == sizeof(struct rn_kdev_gsi))
 		return write_gsi(d, buf);
 	if (type == RN_KDEV_PORT && count == sizeof(struct rn_kdev_port))

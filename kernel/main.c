@@ -18,6 +18,131 @@
 static DEFINE_MUTEX(rn_devices_lock);
 static LIST_HEAD(rn_devices);
 
+/*
+ * engines/K/hw_counters/NAME in the device's directory: what engine K of
+ * the attached ringnicd counted of the port's counters, as ringnicd's own
+ * tree shows them in userspace mode.  Engine K's directories appear when
+ * ringnicd first sends its counters and go when ringnicd detaches (under
+ * rn_devices_lock); the values are read and written under rn_lock.
+ */
+struct rn_engine_stats {
+	struct kobject hw; /* hw_counters/; its release frees this */
+	struct kobject *dir; /* K/, hw's parent */
+	u64 values[RN_CNT_MAX];
+};
+
+static struct kobj_attribute rn_engine_attrs[RN_CNT_MAX];
+static struct attribute *rn_engine_attr_list[RN_CNT_MAX + 1];
+static const struct attribute_group rn_engine_group = {
+	.attrs = rn_engine_attr_list,
+};
+static const struct attribute_group *rn_engine_groups[] = {
+	&rn_engine_group, NULL
+};
+
+static ssize_t rn_engine_counter_show(struct kobject *kobj,
+				      struct kobj_attribute *attr, char *buf)
+{
+	struct rn_engine_stats *s = container_of(kobj, struct rn_engine_stats, hw);
+	u64 v;
+
+	spin_lock(&rn_lock);
+	v = s->values[attr - rn_engine_attrs];
+	spin_unlock(&rn_lock);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+static void rn_engine_release(struct kobject *kobj)
+{
+	kfree(container_of(kobj, struct rn_engine_stats, hw));
+}
+
+/* Not const: kobject_init_and_add takes it so before Linux 6.2. */
+static struct kobj_type rn_engine_ktype = {
+	.release = rn_engine_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = rn_engine_groups,
+};
+
+/* Engine k's directories, made the first time.  Under rn_devices_lock. */
+static struct rn_engine_stats *rn_engine_stats(struct rn_dev *dev, u32 k)
+{
+	struct rn_engine_stats *s = dev->engines[k];
+	char name[16];
+
+	if (s)
+		return s;
+	if (!dev->engines_dir)
+		dev->engines_dir = kobject_create_and_add("engines",
+							  &dev->ibdev.dev.kobj);
+	if (!dev->engines_dir)
+		return NULL;
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return NULL;
+	snprintf(name, sizeof(name), "%u", k);
+	s->dir = kobject_create_and_add(name, dev->engines_dir);
+	if (!s->dir) {
+		kfree(s);
+		return NULL;
+	}
+	if (kobject_init_and_add(&s->hw, &rn_engine_ktype, s->dir,
+				 "hw_counters")) {
+		struct kobject *dir = s->dir;
+
+		kobject_put(&s->hw); /* frees s */
+		kobject_put(dir);
+		return NULL;
+	}
+	dev->engines[k] = s;
+	return s;
+}
+
+/* ringnicd left: its engines' directories go.  Under rn_devices_lock. */
+static void rn_engines_remove(struct rn_dev *dev)
+{
+	u32 k;
+
+	for (k = 0; k < RN_KDEV_ENGINES_MAX; k++) {
+		struct rn_engine_stats *s = dev->engines[k];
+		struct kobject *dir;
+
+		if (!s)
+			continue;
+		dev->engines[k] = NULL;
+		dir = s->dir;
+		/* Returns once no reader is in rn_engine_counter_show. */
+		kobject_put(&s->hw);
+		kobject_put(dir);
+	}
+	kobject_put(dev->engines_dir);
+	dev->engines_dir = NULL;
+}
+
+/* What engine k of ringnicd d counted (struct rn_kdev_engine_counters). */
+int rn_dev_engine_counters(struct rn_daemon *d, u32 k, const u64 *values)
+{
+	struct rn_engine_stats *s = NULL;
+	struct rn_dev *dev;
+	int ret = -ENODEV;
+
+	mutex_lock(&rn_devices_lock);
+	spin_lock(&rn_lock);
+	dev = d->dev; /* stays while rn_devices_lock is held */
+	spin_unlock(&rn_lock);
+	if (dev) {
+		s = rn_engine_stats(dev, k);
+		ret = s ? 0 : -ENOMEM;
+	}
+	if (s) {
+		spin_lock(&rn_lock);
+		memcpy(s->values, values, sizeof(s->values));
+		spin_unlock(&rn_lock);
+	}
+	mutex_unlock(&rn_devices_lock);
+	return ret;
+}
+
 int rn_dev_attach_daemon(struct rn_daemon *d, const char *name, __u64 *guid)
 {
 	struct rn_dev *dev;
@@ -66,8 +191,10 @@ void rn_dev_detach_daemon(struct rn_daemon *d)
 	spin_lock(&rn_lock);
 	dev = d->dev;
 	spin_unlock(&rn_lock);
-	if (dev)
+	if (dev) {
 		rn_daemon_detach_dev(dev, true);
+		rn_engines_remove(dev);
+	}
 	mutex_unlock(&rn_devices_lock);
 }
 
@@ -246,6 +373,7 @@ static void rn_dealloc_driver(struct ib_device *ibdev)
 	mutex_lock(&rn_devices_lock);
 	list_del(&dev->link);
 	rn_daemon_detach_dev(dev, false);
+	rn_engines_remove(dev);
 	mutex_unlock(&rn_devices_lock);
 	/* Its XRC objects, the device context's holders, are gone too. */
 	WARN_ON(dev->devctx);
@@ -395,8 +523,14 @@ static int __init rn_init(void)
 	int ret = rn_daemon_init();
 	int i;
 
-	for (i = 0; i < RN_CNT_MAX; i++)
+	for (i = 0; i < RN_CNT_MAX; i++) {
 		rn_counter_descs[i].name = rn_counter_names[i];
+		sysfs_attr_init(&rn_engine_attrs[i].attr);
+		rn_engine_attrs[i].attr.name = rn_counter_names[i];
+		rn_engine_attrs[i].attr.mode = 0444;
+		rn_engine_attrs[i].show = rn_engine_counter_show;
+		rn_engine_attr_list[i] = &rn_engine_attrs[i].attr;
+	}
 
 	if (ret)
 		return ret;

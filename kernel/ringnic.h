@@ -25,6 +25,7 @@
 
 struct rn_daemon;
 struct rn_devctx;
+struct rn_engine_stats;
 
 /* One ringnic ib_device. */
 struct rn_dev {
@@ -40,6 +41,11 @@ struct rn_dev {
 	struct xarray contexts; /* ringnicd's context id -> struct rn_ucontext */
 	u32 next_ctx;
 	u64 counters[RN_CNT_MAX]; /* the port's, as ringnicd last sent them */
+	/* Under rn_devices_lock (main.c): engines/K/hw_counters/, what each
+	 * engine of the attached ringnicd counted, while it stays attached.
+	 */
+	struct kobject *engines_dir; /* engines/, or NULL */
+	struct rn_engine_stats *engines[RN_KDEV_ENGINES_MAX];
 	struct rn_qp *gsi; /* the kernel's QP1 (gsi.c), or NULL */
 	u32 gsi_queued; /* its datagrams waiting for ringnicd to read them */
 };
@@ -207,6 +213,7 @@ static inline struct rn_ucontext *to_rn_uc(struct ib_ucontext *ibuc)
 int rn_dev_attach_daemon(struct rn_daemon *d, const char *name, __u64 *guid);
 void rn_dev_detach_daemon(struct rn_daemon *d);
 int rn_dev_set_no_gid(struct rn_daemon *d, bool no_gid);
+int rn_dev_engine_counters(struct rn_daemon *d, u32 k, const u64 *values);
 
 /* daemon.c */
 int rn_daemon_init(void);

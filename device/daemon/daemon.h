@@ -91,6 +91,7 @@ struct rn_daemon {
 	struct rn_timer counters_timer; /* the counter files are due */
 	/* What engines/K/hw_counters say: nengines rows of RN_CNT_MAX. */
 	uint64_t *engines_published;
+	bool kernel_no_engines; /* the stub refused them: an older one */
 	uint64_t counters_next; /* not rewritten before then */
 	struct rn_relay relay;
 	struct rn_watch relay_watch;
@@ -157,6 +158,8 @@ bool rn_kdev_read_gids(struct rn_device *dev);
 void rn_kdev_readable(struct rn_device *dev);
 void rn_kdev_gsi_recv(struct rn_device *dev, const struct rn_wire_gsi *gsi);
 int rn_kdev_counters(struct rn_device *dev, const uint64_t *counters);
+int rn_kdev_engine_counters(struct rn_device *dev, uint32_t engine,
+			    const uint64_t *counters);
 int rn_kdev_port(struct rn_device *dev, bool no_gid);
 
 #endif

@@ -237,6 +237,22 @@ int rn_kdev_counters(struct rn_device *dev, const uint64_t *counters)
 	return 0;
 }
 
+/* What engine 'engine' counted of them, to the stub (engines/K/). */
+int rn_kdev_engine_counters(struct rn_device *dev, uint32_t engine,
+			    const uint64_t *counters)
+{
+	struct rn_kdev_engine_counters out = {
+		.type = RN_KDEV_ENGINE_COUNTERS,
+		.count = RN_CNT_MAX,
+		.engine = engine,
+	};
+
+	memcpy(out.values, counters, sizeof(out.values));
+	if (write(dev->kdev_fd, &out, sizeof(out)) != sizeof(out))
+		return errno ? errno : EIO;
+	return 0;
+}
+
 /*
  * Whether ringnicd can use none of the port's GIDs, to the stub, which
  * reports the port INIT then (its query_port).

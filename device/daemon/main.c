@@ -30,6 +30,7 @@
 
 #include "daemon/daemon.h"
 #include "cm/cm.h"
+#include "kernel-abi/ringnic-kdev.h"
 
 /*
  * How long the loop keeps polling after the last piece of work, by
@@ -42,6 +43,8 @@
 #define RN_IDLE_POLL_NS 50000ull
 /* --engines: at most this many; by default one per 4 CPUs it may use. */
 #define RN_MAX_ENGINES 64
+_Static_assert(RN_MAX_ENGINES <= RN_KDEV_ENGINES_MAX,
+	       "ringnic.ko shows the counters of every engine");
 #define RN_CPUS_PER_ENGINE 4
 #define RN_DEFAULT_ENGINES_MAX 16
 
@@ -410,6 +413,7 @@ static void teardown(struct rn_device *dev)
 		close(d->lock_fd);
 		rmdir(d->runtime_dir);
 	}
+	free(d->engines_published);
 }
 
 static void on_signal(struct rn_device *dev)

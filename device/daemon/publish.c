@@ -235,25 +235,42 @@ static int write_engine_counter(const struct rn_device *dev, uint32_t k,
 	return put_file(dir, rel, "%llu", (unsigned long long)value);
 }
 
-/* What each engine counted, where it changed since it was last written. */
+/*
+ * What each engine counted, where it changed since it was last published:
+ * as files, or in kernel mode to the stub, which shows them in the kernel
+ * device's tree.  An older stub refuses them (EINVAL): not sent again.
+ */
 static int publish_engines(struct rn_device *dev)
 {
 	struct rn_daemon *d = rn_daemon_of(dev);
+	uint64_t now[RN_CNT_MAX];
 	uint32_t k;
 	int c;
 
-	for (k = 0; k < dev->nengines; k++) {
+	for (k = 0; k < dev->nengines && !d->kernel_no_engines; k++) {
 		uint64_t *was = d->engines_published + (size_t)k * RN_CNT_MAX;
 
-		for (c = 0; c < RN_CNT_MAX; c++) {
-			uint64_t v = __atomic_load_n(&dev->engines[k]->counters[c],
-						     __ATOMIC_RELAXED);
+		for (c = 0; c < RN_CNT_MAX; c++)
+			now[c] = __atomic_load_n(&dev->engines[k]->counters[c],
+						 __ATOMIC_RELAXED);
+		if (!memcmp(was, now, sizeof(now)))
+			continue;
+		if (dev->kdev_fd >= 0) {
+			int ret = rn_kdev_engine_counters(dev, k, now);
 
-			if (was[c] == v)
-				continue;
-			if (write_engine_counter(dev, k, c, v))
+			if (ret == EINVAL)
+				d->kernel_no_engines = true;
+			if (ret)
 				return -1;
-			was[c] = v;
+			memcpy(was, now, sizeof(now));
+			continue;
+		}
+		for (c = 0; c < RN_CNT_MAX; c++) {
+			if (was[c] == now[c])
+				continue;
+			if (write_engine_counter(dev, k, c, now[c]))
+				return -1;
+			was[c] = now[c];
 		}
 	}
 	return 0;
@@ -286,6 +303,7 @@ void rn_publish_counters(struct rn_device *dev)
 	if (dev->kdev_fd >= 0) {
 		if (!rn_kdev_counters(dev, counters))
 			memcpy(dev->port.published, counters, sizeof(counters));
+		publish_engines(dev);
 		return;
 	}
 	for (c = 0; c < RN_CNT_MAX; c++) {
@@ -336,10 +354,6 @@ static int write_ibdev(struct rn_device *dev)
 #undef PUT
 	for (int c = 0; c < RN_CNT_MAX && !ret; c++)
 		ret = write_counter(dev, c, dev->port.published[c]);
-	d->engines_published = calloc((size_t)dev->nengines * RN_CNT_MAX,
-				      sizeof(*d->engines_published));
-	if (!ret && !d->engines_published)
-		ret = ENOMEM;
 	for (uint32_t k = 0; k < dev->nengines && !ret; k++)
 		for (int c = 0; c < RN_CNT_MAX && !ret; c++)
 			ret = write_engine_counter(dev, k, c, 0);
@@ -378,11 +392,18 @@ static int write_uverbs(const struct rn_device *dev)
 	return ret;
 }
 
-/* The timer that spaces the counters' updates, in either mode. */
+/*
+ * The timer that spaces the counters' updates, and what the engines' were
+ * when last published, in either mode.
+ */
 int rn_counters_init(struct rn_device *dev)
 {
 	struct rn_daemon *d = rn_daemon_of(dev);
 
+	d->engines_published = calloc((size_t)dev->nengines * RN_CNT_MAX,
+				      sizeof(*d->engines_published));
+	if (!d->engines_published)
+		return ENOMEM;
 	rn_timer_init(&d->counters_timer, counters_due);
 	return rn_timers_reserve(&dev->timers, ++dev->ntimers);
 }

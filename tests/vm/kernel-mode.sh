@@ -275,6 +275,45 @@ wire_counters() {
 	start_ringnicd
 }
 
+# Per-engine counters: at two engines, through eth0, the two processes'
+# contexts on engines 0 and 1 each count what they sent, and the stub's
+# engines/K/hw_counters/ sum to its port's.  They go when ringnicd
+# detaches.
+engine_sums_match() {
+	local c k v sum dir=/sys/class/infiniband/ringnic0
+	for c in "$dir"/ports/1/hw_counters/*; do
+		[ "${c##*/}" = lifespan ] && continue # the core's, no counter
+		sum=0
+		for k in 0 1; do
+			v=$(cat "$dir/engines/$k/hw_counters/${c##*/}") || return 1
+			sum=$((sum + v))
+		done
+		[ "$sum" = "$(cat "$c")" ] || {
+			echo "${c##*/}: engines $sum, port $(cat "$c")"
+			return 1
+		}
+	done
+}
+engine_counters() {
+	local k i dir=/sys/class/infiniband/ringnic0
+	restart_ringnicd --engines 2 --local-on-wire &&
+		pair pingpong ibv_rc_pingpong -d ringnic0 -g $gid -n 500 || return 1
+	# ringnicd sends them at most every 100 ms
+	for i in $(seq 30); do
+		engine_sums_match >/dev/null && break
+		sleep 0.1
+	done
+	engine_sums_match || return 1
+	for k in 0 1; do
+		grep -H . "$dir/engines/$k/hw_counters/sent_pkts"
+		[ "$(cat "$dir/engines/$k/hw_counters/sent_pkts")" -gt 100 ] ||
+			return 1
+	done
+	stop_ringnicd
+	[ ! -e "$dir/engines" ] || { echo "engines/ outlived ringnicd"; return 1; }
+	start_ringnicd
+}
+
 # A client with a forked child holding its uverbs file exits and a new
 # process gets its pid, or it execs: ringnicd must reach neither
 # (tests/pidreuse).  ringnicd runs in the test's pid namespace, where
@@ -587,7 +626,7 @@ if [[ " $groups " == *" tools "* ]]; then
 	step "ibv_ud_pingpong, 2 engines" pair pingpong ibv_ud_pingpong -d ringnic0 -g $gid -n 1000
 	step "ibv_xsrq_pingpong, 2 engines" pair none ibv_xsrq_pingpong -d ringnic0 -g $gid
 	step "ib_send_bw -c XRC, 2 engines" pair perftest-bw ib_send_bw -d ringnic0 -x $gid -n 2000 -c XRC
-	step "ringnicd, one engine again" restart_ringnicd
+	step "engines/K/hw_counters, 2 engines" engine_counters
 fi
 [[ " $groups " == *" cmsoak "* ]] &&
 	step "rdma_cm soak: 300 connections, 10 clients killed" cm_soak
