@@ -110,13 +110,37 @@ counters() {
 	echo
 }
 
+# engine_sums DEV: do DEV's engines/K/hw_counters (ringnicd --engines) sum
+# to its port's?  Prints the first counter that does not.
+engine_sums() {
+	local dir=$RINGNIC_RUNTIME_DIR/sys/class/infiniband/$1 c k v sum
+	for c in "$dir"/ports/1/hw_counters/*; do
+		sum=0
+		for k in "$dir"/engines/*/hw_counters; do
+			v=$(cat "$k/${c##*/}") || return 1
+			sum=$((sum + v))
+		done
+		[ "$sum" = "$(cat "$c")" ] || {
+			echo "$1: ${c##*/}: the engines' sum $sum, the port's $(cat "$c")"
+			return 1
+		}
+	done
+}
+
 # wire_clean_counters DEV...: print each device's counters; returns how
 # many of them counted what a clean run never does (ICRC errors, malformed
-# packets, exhausted retries).
+# packets, exhausted retries), or had engines' counters that do not sum to
+# the port's.
 wire_clean_counters() {
-	local dev c bad=0
+	local dev c i bad=0
 	for dev in "$@"; do
 		echo "$dev: $(counters $dev)"
+		# Both are rewritten at once, at most every 100 ms.
+		for i in $(seq 20); do
+			engine_sums $dev >/dev/null && break
+			sleep 0.1
+		done
+		engine_sums $dev || bad=$((bad + 1))
 		for c in rx_icrc_errors rx_malformed_packets retry_exceeded_err; do
 			[ "$(counter $dev $c)" = 0 ] || {
 				echo "FAIL $dev counted $c"
