@@ -240,6 +240,8 @@ _Static_assert(sizeof(struct rn_kdev_reply) == 40 + RN_CTL_MSG_MAX, "reply layou
 _Static_assert(sizeof(struct rn_kdev_event) == 16, "event layout");
 _Static_assert(sizeof(struct rn_kdev_counters) == 8 + 8 * RN_CNT_MAX,
 	       "counters layout");
+_Static_assert(sizeof(struct rn_kdev_engine_counters) == 16 + 8 * RN_CNT_MAX,
+	       "engine counters layout");
 _Static_assert(sizeof(struct rn_kdev_gsi) == 320, "gsi layout");
 _Static_assert(sizeof(struct rn_kdev_gsi) <= RN_CTL_MSG_MAX, "gsi in a req");
 _Static_assert(sizeof(struct rn_kdev_cmd) == 16, "cmd layout");

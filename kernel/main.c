@@ -130,7 +130,8 @@ int rn_dev_engine_counters(struct rn_daemon *d, u32 k, const u64 *values)
 	spin_lock(&rn_lock);
 	dev = d->dev; /* stays while rn_devices_lock is held */
 	spin_unlock(&rn_lock);
-	if (dev) {
+	/* Its directory is gone, or not there yet: nowhere to put them. */
+	if (dev && device_is_registered(&dev->ibdev.dev)) {
 		s = rn_engine_stats(dev, k);
 		ret = s ? 0 : -ENOMEM;
 	}
@@ -150,7 +151,9 @@ int rn_dev_attach_daemon(struct rn_daemon *d, const char *name, __u64 *guid)
 
 	mutex_lock(&rn_devices_lock);
 	list_for_each_entry(dev, &rn_devices, link) {
-		if (strcmp(dev_name(&dev->ibdev.dev), name))
+		/* Not named before ib_register_device names it. */
+		if (!device_is_registered(&dev->ibdev.dev) ||
+		    strcmp(dev_name(&dev->ibdev.dev), name))
 			continue;
 		spin_lock(&rn_lock);
 		if (d->dev) {

@@ -92,6 +92,7 @@ struct rn_daemon {
 	/* What engines/K/hw_counters say: nengines rows of RN_CNT_MAX. */
 	uint64_t *engines_published;
 	bool kernel_no_engines; /* the stub refused them: an older one */
+	bool engines_due; /* publish every engine's, changed or not */
 	uint64_t counters_next; /* not rewritten before then */
 	struct rn_relay relay;
 	struct rn_watch relay_watch;

@@ -236,44 +236,50 @@ static int write_engine_counter(const struct rn_device *dev, uint32_t k,
 }
 
 /*
- * What each engine counted, where it changed since it was last published:
- * as files, or in kernel mode to the stub, which shows them in the kernel
- * device's tree.  An older stub refuses them (EINVAL): not sent again.
+ * What each engine counted, where it changed since it was last published
+ * (every engine's when d->engines_due): as files, or in kernel mode to the
+ * stub, which shows them in the kernel device's tree.  An older stub
+ * refuses them (EINVAL): not sent again.
  */
 static int publish_engines(struct rn_device *dev)
 {
 	struct rn_daemon *d = rn_daemon_of(dev);
+	bool all = d->engines_due;
 	uint64_t now[RN_CNT_MAX];
 	uint32_t k;
 	int c;
 
+	d->engines_due = false;
 	for (k = 0; k < dev->nengines && !d->kernel_no_engines; k++) {
 		uint64_t *was = d->engines_published + (size_t)k * RN_CNT_MAX;
 
 		for (c = 0; c < RN_CNT_MAX; c++)
 			now[c] = __atomic_load_n(&dev->engines[k]->counters[c],
 						 __ATOMIC_RELAXED);
-		if (!memcmp(was, now, sizeof(now)))
+		if (!all && !memcmp(was, now, sizeof(now)))
 			continue;
 		if (dev->kdev_fd >= 0) {
 			int ret = rn_kdev_engine_counters(dev, k, now);
 
 			if (ret == EINVAL)
 				d->kernel_no_engines = true;
-			if (ret)
-				return -1;
+			else if (ret)
+				goto again;
 			memcpy(was, now, sizeof(now));
 			continue;
 		}
 		for (c = 0; c < RN_CNT_MAX; c++) {
-			if (was[c] == now[c])
+			if (was[c] == now[c] && !all)
 				continue;
 			if (write_engine_counter(dev, k, c, now[c]))
-				return -1;
+				goto again;
 			was[c] = now[c];
 		}
 	}
 	return 0;
+again:
+	d->engines_due = true; /* all of them, the next time */
+	return -1;
 }
 
 /*
@@ -290,7 +296,8 @@ void rn_publish_counters(struct rn_device *dev)
 	if (!d->published && dev->kdev_fd < 0)
 		return;
 	rn_port_counters(dev, counters);
-	if (!memcmp(dev->port.published, counters, sizeof(counters)))
+	if (!memcmp(dev->port.published, counters, sizeof(counters)) &&
+	    !d->engines_due)
 		return;
 	now = rn_now_ns();
 	/* A file each costs a dozen system calls: not after every packet. */
@@ -405,7 +412,14 @@ int rn_counters_init(struct rn_device *dev)
 	if (!d->engines_published)
 		return ENOMEM;
 	rn_timer_init(&d->counters_timer, counters_due);
-	return rn_timers_reserve(&dev->timers, ++dev->ntimers);
+	if (rn_timers_reserve(&dev->timers, ++dev->ntimers))
+		return ENOMEM;
+	/* The stub shows each engine's once it has them: zeros, at once. */
+	if (dev->kdev_fd >= 0) {
+		d->engines_due = true;
+		rn_timer_arm(&dev->timers, &d->counters_timer, rn_now_ns());
+	}
+	return 0;
 }
 
 int rn_publish(struct rn_device *dev)

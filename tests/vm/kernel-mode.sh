@@ -278,7 +278,7 @@ wire_counters() {
 # Per-engine counters: at two engines, through eth0, the two processes'
 # contexts on engines 0 and 1 each count what they sent, and the stub's
 # engines/K/hw_counters/ sum to its port's.  They go when ringnicd
-# detaches.
+# detaches, and an idle ringnicd's are there as soon as it is.
 engine_sums_match() {
 	local c k v sum dir=/sys/class/infiniband/ringnic0
 	for c in "$dir"/ports/1/hw_counters/*; do
@@ -311,7 +311,13 @@ engine_counters() {
 	done
 	stop_ringnicd
 	[ ! -e "$dir/engines" ] || { echo "engines/ outlived ringnicd"; return 1; }
-	start_ringnicd
+	# One engine, idle: its counters are there at once, zeros.
+	start_ringnicd || return 1
+	for i in $(seq 30); do
+		[ -e "$dir/engines/0/hw_counters/sent_pkts" ] && break
+		sleep 0.1
+	done
+	grep -H . "$dir/engines/0/hw_counters/sent_pkts" && [ ! -e "$dir/engines/1" ]
 }
 
 # A client with a forked child holding its uverbs file exits and a new
@@ -627,6 +633,7 @@ if [[ " $groups " == *" tools "* ]]; then
 	step "ibv_xsrq_pingpong, 2 engines" pair none ibv_xsrq_pingpong -d ringnic0 -g $gid
 	step "ib_send_bw -c XRC, 2 engines" pair perftest-bw ib_send_bw -d ringnic0 -x $gid -n 2000 -c XRC
 	step "engines/K/hw_counters, 2 engines" engine_counters
+	step "ringnicd, one engine again" restart_ringnicd
 fi
 [[ " $groups " == *" cmsoak "* ]] &&
 	step "rdma_cm soak: 300 connections, 10 clients killed" cm_soak
