@@ -25,6 +25,10 @@
 # --out). The environment is PATH, HOME=/root, TERM=dumb, RINGNIC_IN_VM=1
 # and every RINGNIC_* variable of the caller. Its output appears on stdout.
 #
+# A guest kernel that has not started /init after RINGNIC_VM_BOOT_TIMEOUT
+# seconds (default 180; it hangs while booting, rarely, under TCG) is
+# killed and booted once more.
+#
 # Exit status: CMD's status; 124 on timeout; 125 if the VM never reported
 # one (boot failure, kernel panic) or a --modprobe/--insmod failed; 99 if
 # CMD succeeded but a --debug-kernel check failed.
@@ -52,6 +56,8 @@ DEBUG=0
 MEM=2G
 SMP=2
 TIMEOUT=600
+# Seconds the guest kernel may take to start /init before it counts as hung.
+BOOT_TIMEOUT=${RINGNIC_VM_BOOT_TIMEOUT:-180}
 
 usage() {
 	sed -n '/^#   tests\/vm\/run.sh \[/,/^#   --timeout/s/^# \{0,1\}//p' "$0" >&2
@@ -291,14 +297,49 @@ run_qemu() {
 		args+=(-netdev "user,id=n$i,net=10.0.$((2 + i)).0/24,restrict=on"
 			-device "virtio-net-pci,netdev=n$i")
 	done
+	local attempt
+	for attempt in 1 2; do
+		boot "${args[@]}"
+		[ "$QEMU_RC" = boot-hang ] || return 0
+		msg "the guest kernel did not start /init within $BOOT_TIMEOUT s" \
+			"(attempt $attempt): VM killed"
+	done
+	QEMU_RC=125
+}
+
+# boot QEMU_ARGS...: one VM, its console on stdout and in console.log.
+# QEMU_RC: qemu's status (timeout's), or boot-hang.  A guest kernel that
+# hangs while booting (seen, rarely, under TCG) never starts /init, whose
+# first line says it started: after BOOT_TIMEOUT s without it the VM is
+# killed.
+boot() {
+	local waited=0 pipe
+	rm -f "$WORK/qemu.rc"
+	: >"$WORK/console.log"
 	# stdin from /dev/null: qemu would otherwise put a terminal into raw
 	# mode and swallow input meant for the calling script. --foreground
 	# keeps qemu in our process group so that Ctrl-C reaches it. The
 	# serial console's CRLF line ends are turned into plain LF.
 	set +e
-	timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 "${args[@]}" </dev/null 2>&1 |
-		sed -u 's/\r$//' | tee "$WORK/console.log"
-	QEMU_RC=${PIPESTATUS[0]}
+	{
+		timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 "$@" </dev/null 2>&1
+		echo $? >"$WORK/qemu.rc"
+	} | sed -u 's/\r$//' | tee "$WORK/console.log" &
+	pipe=$!
+	until grep -a -q '^ringnic-vm: init: started$' "$WORK/console.log"; do
+		kill -0 $pipe 2>/dev/null || break
+		if [ $waited -ge "$BOOT_TIMEOUT" ]; then
+			pkill -f -- "-initrd $WORK/initrd"
+			wait $pipe
+			QEMU_RC=boot-hang
+			set -e
+			return
+		fi
+		sleep 1
+		waited=$((waited + 1))
+	done
+	wait $pipe
+	QEMU_RC=$(cat "$WORK/qemu.rc" 2>/dev/null || echo 125)
 	set -e
 }
 
