@@ -102,8 +102,11 @@ rows() {
 }
 case $check in
 perftest-bw)
-	# columns: bytes iterations BW_peak BW_average MsgRate
-	[ -n "$(rows)" ] && rows | awk '!($4 > 0 && $5 > 0) { exit 1 }' ||
+	# columns: bytes iterations BW_peak BW_average MsgRate.  A message
+	# rate says that messages went; the bandwidth of 2-byte messages
+	# prints as 0.00 MB/s below 2500 a second (a stalled row under ASan
+	# on a loaded machine), so it need only be a number.
+	[ -n "$(rows)" ] && rows | awk '!($4 >= 0 && $5 > 0) { exit 1 }' ||
 		{ echo "pair: no sane bandwidth results" >&2; rc=1; } ;;
 perftest-lat)
 	# columns: bytes iterations t_min t_max t_typical ...
