@@ -37,7 +37,7 @@ build() {
 		$(pkg-config --cflags --libs $pkgs) -lpthread
 }
 build rn_e2e "libibverbs ringnic" -I"$tests" "$tests"/e2e/*.c \
-	"$tests/have_uffd.c" &&
+	"$tests/have_uffd.c" "$tests/send_fds.c" &&
 	build test_post "ringnic cmocka" "$tests/post/test_post.c" &&
 	build rn_errors_arm ringnic "$tests/events/common.c" \
 		"$tests/events/errors_arm.c" ||
